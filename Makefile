@@ -1,0 +1,47 @@
+# trilha — `make demo` and `make test` set everything up on a fresh machine, offline.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup demo test lint typecheck pytest eval bench clean
+
+setup: $(STAMP)
+
+# torch first, pinned to the CPU wheel, so sentence-transformers does not pull CUDA torch.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev,graph]"
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/trilha demo --workspace .trilha-demo
+
+lint: setup
+	$(BIN)/ruff check plugin tests
+	$(BIN)/ruff format --check plugin tests
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup
+	$(BIN)/pytest -q
+
+test: lint typecheck pytest
+
+SCIFACT ?= ../shared/data/scifact
+CE ?= ../shared/models/ce-minilm-scifact
+eval: setup
+	$(BIN)/trilha eval --data $(SCIFACT) --out results/eval-scifact.json --reranker $(CE)
+
+bench: setup
+	$(BIN)/trilha bench --data $(SCIFACT) --out results/bench-scifact.json --reranker $(CE) --scale
+
+clean:
+	rm -rf $(VENV) .trilha-demo .pytest_cache .mypy_cache .ruff_cache build dist

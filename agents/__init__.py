@@ -1,0 +1,1 @@
+"""Knowledge, Task and User agent definitions shipped as data (YAML)."""

@@ -1,0 +1,1 @@
+"""The ``trilha`` command."""

@@ -1,0 +1,303 @@
+"""``trilha``: ingest, query, demo, eval and bench from the command line.
+
+Every command takes ``--workspace`` (default ``TRILHA_WORKSPACE`` or ``.trilha``). Errors are
+printed as one line saying what to do, with exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trilha.errors import BadRequestError, TrilhaError
+
+DEMO_QUESTIONS = (
+    "Quais são os requisitos para trabalhar remotamente?",
+    "What is the deadline to report a security incident?",
+    "Qual o prazo prescricional para cobrança de dívida?",
+)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from trilha.settings import TrilhaSettings
+
+    overrides: dict[str, Any] = {}
+    if getattr(args, "workspace", None):
+        overrides["workspace"] = Path(args.workspace)
+    if getattr(args, "reranker", None):
+        overrides["reranker_model"] = args.reranker
+    if getattr(args, "rerank_backend", None):
+        overrides["rerank_backend"] = args.rerank_backend
+    if getattr(args, "rerank_precision", None):
+        overrides["rerank_precision"] = args.rerank_precision
+    try:
+        return TrilhaSettings(**overrides)
+    except ValueError as e:
+        raise BadRequestError(f"invalid settings: {e}") from e
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from trilha.workspace import Workspace
+
+    return Workspace.open(settings=_settings(args))
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any] | None:
+    f: dict[str, Any] = {}
+    if args.tags:
+        f["tags"] = [t.strip() for t in args.tags.split(",") if t.strip()]
+    for name in ("lang", "setor", "tema", "ministro", "resultado"):
+        value = getattr(args, name)
+        if value:
+            f[name] = value
+    if args.date_from:
+        f["data_inicio"] = args.date_from
+    if args.date_to:
+        f["data_fim"] = args.date_to
+    if args.tipos_recurso:
+        f["tipos_recurso"] = args.tipos_recurso.split(",")
+    if args.max_sensitivity is not None:
+        f["max_sensitivity"] = args.max_sensitivity
+    if args.filters_json:
+        try:
+            extra = json.loads(args.filters_json)
+        except json.JSONDecodeError as e:
+            raise BadRequestError(f"--filters is not valid JSON: {e.msg}") from e
+        if not isinstance(extra, dict):
+            raise BadRequestError("--filters must be a JSON object of filter fields")
+        f.update(extra)
+    return f or None
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Ingest files or folders."""
+    from trilha.ingest.loaders import load_path
+
+    with _open(args) as ws:
+        for doc_id in args.delete or []:
+            n = ws.delete(doc_id)
+            print(f"deleted {doc_id}: {n} units")
+        for path in args.paths:
+            report = ws.ingest(
+                load_path(Path(path)), progress=not args.quiet, max_words=args.max_words
+            )
+            print(
+                f"{path}: {report.docs_added} added, {report.docs_updated} updated, "
+                f"{report.docs_unchanged} unchanged, {report.units_written} units written "
+                f"in {report.seconds:.1f} s"
+            )
+        print(f"workspace {ws.path}: {len(ws)} units")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """Search the workspace."""
+    from trilha.cli.render import render_result
+
+    with _open(args) as ws:
+        result = ws.search(
+            args.query,
+            top_k=args.k,
+            filters=_filters(args),
+            merge=args.merge,
+            candidates=args.candidates,
+            rerank=args.rerank,
+        )
+        if args.json:
+            print(result.model_dump_json(indent=2))
+        else:
+            print(render_result(result))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Ingest the packaged sample corpus and ask three questions."""
+    from importlib.resources import files
+
+    from trilha.cli.render import render_result
+    from trilha.ingest.loaders import load_path
+
+    corpus = Path(str(files("trilha.samples") / "corpus"))
+    with _open(args) as ws:
+        report = ws.ingest(load_path(corpus), progress=False)
+        print(
+            f"sample corpus: {report.docs_added + report.docs_updated} documents indexed, "
+            f"{report.docs_unchanged} unchanged; {len(ws)} units in {ws.path}\n"
+        )
+        for question in DEMO_QUESTIONS:
+            print(f"Q: {question}")
+            result = ws.search(question, top_k=args.k, rerank=bool(args.reranker))
+            print(render_result(result) + "\n")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Compare retrieval systems on a BEIR folder."""
+    from trilha.eval.runner import run_eval
+
+    report = run_eval(
+        Path(args.data),
+        Path(args.out),
+        workspace_dir=args.workspace_dir,
+        reranker=args.reranker,
+        max_queries=args.max_queries,
+        rerank_backend=args.rerank_backend,
+        rerank_precision=args.rerank_precision,
+        progress=not args.quiet,
+    )
+    _print_table(report["systems"], ("ndcg@10", "recall@100", "mrr@10"))
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Warm latency of each system, stage timings, ingest and optional scale test."""
+    from trilha.eval.bench import run_bench
+
+    report = run_bench(
+        Path(args.data),
+        Path(args.out),
+        workspace_dir=args.workspace_dir,
+        queries=args.queries,
+        reranker=args.reranker,
+        scale=args.scale,
+        progress=not args.quiet,
+    )
+    _print_table(report["systems"], ("p50_ms", "p95_ms", "qps"))
+    print(json.dumps({k: v for k, v in report.items() if k != "systems"}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _print_table(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> None:
+    print(f"{'system':<28}" + "".join(f"{c:>12}" for c in cols))
+    for name, values in rows.items():
+        print(f"{name:<28}" + "".join(f"{values.get(c, float('nan')):>12.4f}" for c in cols))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used to render ``--help``)."""
+    p = argparse.ArgumentParser(
+        prog="trilha",
+        description="Hybrid, graph-aware retrieval with provenance for LlamaIndex agents.",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument(
+            "--workspace", "-w", help="workspace folder (default: TRILHA_WORKSPACE or .trilha)"
+        )
+        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+
+    sp = sub.add_parser("ingest", help="ingest .md, .txt and .jsonl files or folders")
+    common(sp)
+    sp.add_argument("paths", nargs="*", help="files or folders to ingest")
+    sp.add_argument(
+        "--delete",
+        action="append",
+        metavar="DOC_ID",
+        help="remove a document from every index (repeatable)",
+    )
+    sp.add_argument("--max-words", type=int, default=180, help="words per unit (default 180)")
+    sp.set_defaults(func=cmd_ingest)
+
+    sp = sub.add_parser("query", help="hybrid search with filters, merge mode and rerank")
+    common(sp)
+    sp.add_argument("query", help="the question")
+    sp.add_argument("-k", type=int, default=None, help="results (default 10; 12 with --rerank)")
+    sp.add_argument("--merge", choices=("weighted", "rrf"), help="merge mode (default weighted)")
+    sp.add_argument("--candidates", type=int, help="pool before rerank (seed 002's k, def. 40)")
+    sp.add_argument("--rerank", action="store_true", help="rerank with the cross-encoder")
+    sp.add_argument("--reranker", help="cross-encoder id or local path (TRILHA_RERANKER_MODEL)")
+    sp.add_argument("--rerank-backend", choices=("torch", "onnx"), help="reranker backend")
+    sp.add_argument("--rerank-precision", choices=("fp32", "bf16", "int8"), help="precision")
+    sp.add_argument("--tags", help="comma-separated; a unit matches any of them")
+    sp.add_argument("--lang", help="language code, e.g. pt or en")
+    sp.add_argument("--setor", help="sector")
+    sp.add_argument("--tema", help="theme")
+    sp.add_argument("--ministro", help="judge (case-insensitive)")
+    sp.add_argument("--resultado", help="decision outcome")
+    sp.add_argument("--tipos-recurso", help="comma-separated appeal types")
+    sp.add_argument("--date-from", help="earliest date, YYYY-MM-DD or YYYYMMDD")
+    sp.add_argument("--date-to", help="latest date, YYYY-MM-DD or YYYYMMDD")
+    sp.add_argument("--max-sensitivity", type=int, help="exclude units above this level")
+    sp.add_argument("--filters", dest="filters_json", help="filter fields as a JSON object")
+    sp.add_argument("--json", action="store_true", help="print the result as JSON")
+    sp.set_defaults(func=cmd_query)
+
+    sp = sub.add_parser("demo", help="index the bundled sample corpus and ask three questions")
+    common(sp)
+    sp.add_argument("-k", type=int, default=3, help="results per question (default 3)")
+    sp.add_argument("--reranker", help="optional cross-encoder id or local path")
+    sp.set_defaults(func=cmd_demo)
+
+    for name, helptext in (
+        ("eval", "compare bm25, dense, hybrids, rerank and LlamaIndex fusion on a BEIR folder"),
+        ("bench", "warm latency per system and stage, ingest time, scale"),
+    ):
+        sp = sub.add_parser(name, help=helptext)
+        sp.add_argument(
+            "--data",
+            required=True,
+            help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
+        )
+        sp.add_argument("--out", required=True, help="output JSON file")
+        sp.add_argument("--reranker", help="cross-encoder id or local path")
+        sp.add_argument("--workspace-dir", help="workspace to (re)use for the corpus")
+        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+        if name == "eval":
+            sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
+            sp.add_argument("--rerank-backend", choices=("torch", "onnx"), default="onnx")
+            sp.add_argument("--rerank-precision", choices=("fp32", "bf16", "int8"), default="int8")
+            sp.set_defaults(func=cmd_eval)
+        else:
+            sp.add_argument("--queries", type=int, default=100, help="queries timed (def. 100)")
+            sp.add_argument(
+                "--scale",
+                type=int,
+                nargs="?",
+                const=100_000,
+                default=None,
+                help="also build a synthetic index of N units (default 100000)",
+            )
+            sp.set_defaults(func=cmd_bench)
+    return p
+
+
+def _quiet_libraries(verbose: bool) -> None:
+    """The command is an application: it may set levels (the library never does)."""
+    import warnings
+
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not verbose:
+        warnings.filterwarnings("ignore")
+        for name in ("bm25s", "sentence_transformers", "transformers", "optimum", "httpx"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``trilha`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _quiet_libraries(args.verbose)
+    try:
+        return int(args.func(args))
+    except TrilhaError as e:
+        print(f"trilha {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Pure merge arithmetic, keyed by ``unit_id``.
+
+* :func:`minmax` — per-list min-max scaling; a list whose scores are all equal maps to 1.0,
+  a unit absent from a list counts 0 for that list.
+* :func:`weighted_merge` — seed 001: ``w_bm25·norm(bm25) + w_sem·norm(cos) + w_kg·kg``, with
+  the weights of the sides that take part renormalised to sum to 1 (see :func:`active_weights`).
+* :func:`rrf_merge` — Reciprocal Rank Fusion, ``Σ w_i / (k + rank_i)`` on 1-based ranks, k=60
+  (Cormack, Clarke & Büttcher, SIGIR 2009), weights honoured.
+* :func:`penalise_duplicates` — optional per-document decay for diversity (seed 002).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+
+class Weights(BaseModel):
+    """Shares of each signal in the weighted merge (seed 001 defaults)."""
+
+    bm25: float = Field(0.5, ge=0, description="Share of the min-max-scaled BM25 score.")
+    semantic: float = Field(0.4, ge=0, description="Share of the min-max-scaled cosine.")
+    kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost (0–1).")
+
+
+def minmax(scores: Mapping[str, float]) -> dict[str, float]:
+    """Scale scores to [0, 1]; equal scores (one item too) all map to 1.0."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi == lo:
+        return dict.fromkeys(scores, 1.0)
+    span = hi - lo
+    return {uid: (s - lo) / span for uid, s in scores.items()}
+
+
+def active_weights(weights: Weights, sides: Sequence[str]) -> dict[str, float]:
+    """The weights of the sides that take part, renormalised to sum to 1.
+
+    With the graph off, bm25 0.5 / semantic 0.4 become 0.556 / 0.444: the ranking is the same
+    as with the raw weights, and fused scores stay in [0, 1]. A side with no results drops out
+    the same way, which is the fallback to the other side.
+    """
+    raw = {side: float(getattr(weights, side)) for side in sides}
+    total = sum(raw.values())
+    if total <= 0:
+        return dict.fromkeys(raw, 1.0 / len(raw)) if raw else {}
+    return {side: w / total for side, w in raw.items()}
+
+
+def weighted_merge(
+    bm25: Mapping[str, float],
+    semantic: Mapping[str, float],
+    weights: Weights,
+    kg: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """Seed 001's weighted formula over the union of both lists."""
+    sides = [name for name, scores in (("bm25", bm25), ("semantic", semantic)) if scores]
+    if kg is not None and sides:
+        sides.append("kg")
+    w = active_weights(weights, sides)
+    norm = {"bm25": minmax(bm25), "semantic": minmax(semantic), "kg": dict(kg or {})}
+    union = dict.fromkeys([*bm25, *semantic])
+    return {uid: sum(w[s] * norm[s].get(uid, 0.0) for s in sides) for uid in union}
+
+
+def rrf_merge(
+    rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: int = 60
+) -> dict[str, float]:
+    """``Σ_i w_i / (k + rank_i)`` with 1-based ranks; a list missing a unit adds nothing."""
+    out: dict[str, float] = {}
+    for side, ranked in rankings.items():
+        w = weights.get(side, 1.0)
+        for rank, uid in enumerate(ranked, start=1):
+            out[uid] = out.get(uid, 0.0) + w / (k + rank)
+    return out
+
+
+def order(scores: Mapping[str, float], tiebreak: Mapping[str, int] | None = None) -> list[str]:
+    """Unit ids by descending score; ties by ``tiebreak`` (lower first), then by id."""
+    tb = tiebreak or {}
+    return sorted(scores, key=lambda uid: (-scores[uid], tb.get(uid, 1 << 30), uid))
+
+
+def penalise_duplicates(
+    ranked: Sequence[str], scores: Mapping[str, float], doc_of: Mapping[str, str], penalty: float
+) -> dict[str, float]:
+    """Scale the n-th further unit of a document by ``(1 - penalty) ** n`` (n from 0)."""
+    if penalty <= 0:
+        return dict(scores)
+    seen: dict[str, int] = {}
+    out: dict[str, float] = {}
+    for uid in ranked:
+        doc = doc_of.get(uid, uid)
+        n = seen.get(doc, 0)
+        out[uid] = scores[uid] * (1.0 - penalty) ** n
+        seen[doc] = n + 1
+    return out

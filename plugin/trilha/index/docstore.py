@@ -1,0 +1,160 @@
+"""The unit store: SQLite in the workspace, the source of truth the other indices derive from.
+
+It records each document's content hash (so unchanged re-ingests are skipped), every unit with
+its metadata and lexical tokens, and a generation counter bumped on every change, which the
+lexical index compares with its own to know whether it is current.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from trilha.types import TextUnit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    doc_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, n_units INTEGER NOT NULL,
+    source_ref TEXT, updated_at TEXT DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE IF NOT EXISTS units (
+    row INTEGER PRIMARY KEY AUTOINCREMENT, unit_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
+    body TEXT NOT NULL, tokens TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS units_doc ON units(doc_id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class DocStore:
+    """Documents and units of one workspace, in ``<workspace>/units.sqlite``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+    # -- metadata -------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A workspace-level value (model id, generation...)."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a workspace-level value."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        """Bumped on every change of the unit set."""
+        return int(self.get_meta("generation") or 0)
+
+    # -- documents ------------------------------------------------------------------------
+    def doc_hash(self, doc_id: str) -> str | None:
+        """Content hash recorded for a document, or None if it is unknown."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT content_hash FROM docs WHERE doc_id=?", (doc_id,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def doc_ids(self) -> list[str]:
+        """All document ids."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT doc_id FROM docs ORDER BY doc_id")]
+
+    def unit_ids_of(self, doc_id: str) -> list[str]:
+        """Unit ids of one document."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT unit_id FROM units WHERE doc_id=? ORDER BY row", (doc_id,)
+            )
+            return [r[0] for r in rows]
+
+    def replace_doc(
+        self,
+        doc_id: str,
+        content_hash: str,
+        source_ref: str | None,
+        units: Sequence[TextUnit],
+        tokens: Sequence[list[str]],
+    ) -> None:
+        """Atomically replace a document's units (insert when new)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,))
+                self._db.executemany(
+                    "INSERT INTO units(unit_id, doc_id, body, tokens) VALUES (?, ?, ?, ?)",
+                    [
+                        (u.unit_id, doc_id, u.model_dump_json(), " ".join(t))
+                        for u, t in zip(units, tokens, strict=True)
+                    ],
+                )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO docs(doc_id, content_hash, n_units, source_ref) "
+                    "VALUES (?, ?, ?, ?)",
+                    (doc_id, content_hash, len(units), source_ref),
+                )
+                self._bump()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def delete_doc(self, doc_id: str) -> int:
+        """Remove a document and its units; returns how many units went."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                n = self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,)).rowcount
+                gone = self._db.execute("DELETE FROM docs WHERE doc_id=?", (doc_id,)).rowcount
+                if n or gone:
+                    self._bump()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return int(n)
+
+    def _bump(self) -> None:
+        self._db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET "
+            "value = CAST(value AS INTEGER) + 1"
+        )
+
+    # -- units ----------------------------------------------------------------------------
+    def count(self) -> int:
+        """Number of units."""
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+
+    def iter_rows(self) -> Iterable[tuple[str, str, str]]:
+        """(unit_id, unit json, tokens) of every unit in insertion order."""
+        with self._lock:
+            rows = self._db.execute("SELECT unit_id, body, tokens FROM units ORDER BY row")
+            return list(rows)
+
+    def get(self, unit_ids: Sequence[str]) -> dict[str, TextUnit]:
+        """Units by id (missing ids are left out)."""
+        out: dict[str, TextUnit] = {}
+        with self._lock:
+            for start in range(0, len(unit_ids), 500):
+                chunk = list(unit_ids[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                for uid, body in self._db.execute(
+                    f"SELECT unit_id, body FROM units WHERE unit_id IN ({marks})", chunk
+                ):
+                    out[uid] = TextUnit.model_validate(json.loads(body))
+        return out

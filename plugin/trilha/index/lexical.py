@@ -1,0 +1,103 @@
+"""The lexical index: BM25 (Lucene variant, bm25s) over every unit, with filters as row masks.
+
+bm25s has no incremental add or delete, so the index is derived state: it is rebuilt from the
+unit store's stored tokens after each ingest batch (seconds for 100k units; nothing is
+re-tokenised) and persisted beside a generation stamp, so reopening an unchanged workspace
+loads it instead of rebuilding. Filters are applied to the score vector before top-k selection,
+so a unit outside the filter can never be returned, not even with a zero score.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from trilha.index.columns import BoolArray, MetaColumns
+from trilha.index.tokenize import base_lang, tokenize_query
+from trilha.types import TextUnit
+
+log = logging.getLogger(__name__)
+
+
+class LexicalIndex:
+    """BM25 over units, searched by query text with an optional row mask."""
+
+    def __init__(self, units: Sequence[TextUnit], bm25: bm25s.BM25 | None) -> None:
+        self.units = list(units)
+        self.row_of = {u.unit_id: i for i, u in enumerate(self.units)}
+        self.columns = MetaColumns([u.payload() for u in self.units])
+        self.langs = sorted({base_lang(u.lang) for u in self.units}) or ["en"]
+        self._bm25 = bm25
+
+    @classmethod
+    def build(
+        cls,
+        units: Sequence[TextUnit],
+        tokens: Sequence[list[str]],
+        k1: float = 1.5,
+        b: float = 0.75,
+    ) -> LexicalIndex:
+        """Index units whose tokens were computed at ingest."""
+        if not units:
+            return cls([], None)
+        bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
+        bm25.index([t if t else [""] for t in tokens], show_progress=False)
+        return cls(units, bm25)
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def query_tokens(self, text: str) -> list[str]:
+        """The tokens a query is scored with (analysers of every language in the index)."""
+        # the most frequent language's analysis keeps BM25 multiplicities
+        return tokenize_query(text, self.langs)
+
+    def search(self, text: str, k: int, mask: BoolArray | None = None) -> list[tuple[int, float]]:
+        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
+        if self._bm25 is None or k <= 0:
+            return []
+        ids = self._bm25.get_tokens_ids(self.query_tokens(text))
+        if not ids:
+            return []
+        scores = self._bm25.get_scores_from_ids(ids)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        positive = np.flatnonzero(scores > 0)
+        if positive.size > k:
+            part = np.argpartition(-scores[positive], k - 1)[:k]
+            positive = positive[part]
+        order = positive[np.argsort(-scores[positive], kind="stable")]
+        return [(int(r), float(scores[r])) for r in order]
+
+    # -- persistence ------------------------------------------------------------------------
+    def save(self, folder: Path, generation: int) -> None:
+        """Persist the BM25 matrices and the generation they reflect."""
+        folder.mkdir(parents=True, exist_ok=True)
+        if self._bm25 is not None:
+            self._bm25.save(str(folder / "bm25"))
+        (folder / "state.json").write_text(
+            json.dumps(
+                {"generation": generation, "units": len(self.units), "empty": self._bm25 is None}
+            )
+        )
+
+    @classmethod
+    def load(cls, folder: Path, generation: int, units: Sequence[TextUnit]) -> LexicalIndex | None:
+        """The saved index if it reflects ``generation``; None when it must be rebuilt."""
+        state_file = folder / "state.json"
+        if not state_file.exists():
+            return None
+        try:
+            state = json.loads(state_file.read_text())
+            if state["generation"] != generation or state["units"] != len(units):
+                return None
+            bm25 = None if state["empty"] else bm25s.BM25.load(str(folder / "bm25"), mmap=False)
+        except (OSError, ValueError, KeyError) as e:
+            log.warning("lexical index at %s unreadable (%s); rebuilding", folder, e)
+            return None
+        return cls(units, bm25)

@@ -1,0 +1,164 @@
+"""Dense index on qdrant-client: local mode in a folder, or a Qdrant server by URL."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from qdrant_client import QdrantClient, models
+
+from trilha.errors import BackendUnavailableError, ConfigurationError
+from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
+from trilha.index.filters import FilterExpr
+from trilha.types import TextUnit
+
+log = logging.getLogger(__name__)
+
+
+class _Models:
+    """qdrant-client's models under the names :func:`compile_filter` expects."""
+
+    Filter = models.Filter
+    FieldCondition = models.FieldCondition
+    MatchValue = models.MatchValue
+    MatchAny = models.MatchAny
+    Range = models.Range
+
+
+def to_qdrant(expr: FilterExpr) -> models.Filter | None:
+    """Compile a :class:`FilterExpr` into a qdrant-client ``Filter`` (None when empty)."""
+    return None if expr.is_empty() else compile_filter(expr, _Models)
+
+
+class QdrantIndex:
+    """Unit vectors in a Qdrant collection (qdrant-client)."""
+
+    def __init__(self, client: QdrantClient, collection: str, dimension: int) -> None:
+        self._client = client
+        self.collection = collection
+        self.dimension = dimension
+        self._ensure_collection()
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        path: Path | None,
+        url: str | None,
+        api_key: str | None,
+        collection: str,
+        dimension: int,
+    ) -> QdrantIndex:
+        """Local mode at ``path``, or a server at ``url``."""
+        try:
+            client = QdrantClient(url=url, api_key=api_key) if url else QdrantClient(path=str(path))
+        except RuntimeError as e:  # local mode folder locked by another client
+            raise BackendUnavailableError(
+                f"cannot open Qdrant at {url or path}: {e}. Close the other process using "
+                "this workspace, or set TRILHA_QDRANT_URL to a server."
+            ) from e
+        return cls(client, collection, dimension)
+
+    def _ensure_collection(self) -> None:
+        try:
+            exists = self._client.collection_exists(self.collection)
+        except Exception as e:
+            raise BackendUnavailableError(f"Qdrant unreachable: {e}") from e
+        if exists:
+            info = self._client.get_collection(self.collection)
+            vectors = info.config.params.vectors
+            size = vectors.size if isinstance(vectors, models.VectorParams) else None
+            if size is not None and size != self.dimension:
+                raise ConfigurationError(
+                    f"collection {self.collection!r} holds {size}-d vectors but the encoder "
+                    f"makes {self.dimension}-d ones; use another workspace or set "
+                    "TRILHA_EMBEDDING_DIMENSION/TRILHA_EMBEDDING_MODEL to match"
+                )
+            return
+        self._client.create_collection(
+            self.collection,
+            vectors_config=models.VectorParams(
+                size=self.dimension, distance=models.Distance.COSINE
+            ),
+        )
+        if self._client._client.__class__.__name__ != "QdrantLocal":
+            for name in KEYWORD_FIELDS:
+                self._client.create_payload_index(
+                    self.collection, name, models.PayloadSchemaType.KEYWORD
+                )
+            for name in INTEGER_FIELDS:
+                self._client.create_payload_index(
+                    self.collection, name, models.PayloadSchemaType.INTEGER
+                )
+
+    def close(self) -> None:
+        """Release the client (and the local-mode folder lock)."""
+        self._client.close()
+
+    def count(self) -> int:
+        """Points in the collection."""
+        return int(self._client.count(self.collection, exact=True).count)
+
+    def upsert(
+        self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32], batch_size: int = 512
+    ) -> None:
+        """Insert or replace units' vectors and payloads."""
+        for start in range(0, len(units), batch_size):
+            chunk = units[start : start + batch_size]
+            points = [
+                models.PointStruct(
+                    id=point_id(u.unit_id), vector=vectors[start + i].tolist(), payload=u.payload()
+                )
+                for i, u in enumerate(chunk)
+            ]
+            self._client.upsert(self.collection, points=points, wait=True)
+
+    def delete_doc(self, doc_id: str) -> None:
+        """Remove every point of a document."""
+        selector = models.FilterSelector(
+            filter=models.Filter(
+                must=[models.FieldCondition(key="doc_id", match=models.MatchValue(value=doc_id))]
+            )
+        )
+        self._client.delete(self.collection, points_selector=selector, wait=True)
+
+    def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by unit id (ids without a point are left out)."""
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for start in range(0, len(unit_ids), 1024):
+            chunk = list(unit_ids[start : start + 1024])
+            records = self._client.retrieve(
+                self.collection,
+                [point_id(u) for u in chunk],
+                with_payload=["unit_id"],
+                with_vectors=True,
+            )
+            for r in records:
+                vec = r.vector if not isinstance(r.vector, dict) else r.vector.get("")
+                out[str(_payload(r)["unit_id"])] = np.asarray(vec, dtype=np.float32)
+        return out
+
+    def search(
+        self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``."""
+        if k <= 0:
+            return []
+        response = self._client.query_points(
+            self.collection,
+            query=vector.tolist(),
+            limit=k,
+            query_filter=to_qdrant(expr) if expr is not None else None,
+            with_payload=["unit_id"],
+            with_vectors=False,
+        )
+        return [(str(_payload(p)["unit_id"]), float(p.score)) for p in response.points]
+
+
+def _payload(point: Any) -> dict[str, Any]:
+    payload = point.payload
+    return payload if isinstance(payload, dict) else {}

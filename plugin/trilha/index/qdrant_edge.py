@@ -1,0 +1,146 @@
+"""Dense index on qdrant-edge: Qdrant's engine running inside this process.
+
+The shard lives in the workspace folder. Payload indices on the filter fields let filtered
+searches visit only matching points; segments are not HNSW-optimised, so search is exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from trilha.errors import BackendUnavailableError, ConfigurationError, MissingDependencyError
+from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
+from trilha.index.filters import FilterExpr
+from trilha.types import TextUnit
+
+log = logging.getLogger(__name__)
+
+
+def _edge() -> Any:
+    try:
+        import qdrant_edge
+    except ImportError as e:
+        raise MissingDependencyError("qdrant-edge-py", purpose="the embedded Qdrant index") from e
+    return qdrant_edge
+
+
+class _Models:
+    """qdrant-edge's classes under the names :func:`compile_filter` expects."""
+
+    def __init__(self, qe: Any) -> None:
+        self.Filter = qe.Filter
+        self.FieldCondition = qe.FieldCondition
+        self.MatchValue = qe.MatchValue
+        self.MatchAny = qe.MatchAny
+        self.Range = qe.RangeFloat
+
+
+class QdrantEdgeIndex:
+    """Unit vectors in an embedded Qdrant shard."""
+
+    def __init__(self, shard: Any, qe: Any, dimension: int) -> None:
+        self._shard = shard
+        self._qe = qe
+        self._models = _Models(qe)
+        self.dimension = dimension
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, folder: Path, dimension: int) -> QdrantEdgeIndex:
+        """Load the shard in ``folder`` or create it (with its payload indices)."""
+        qe = _edge()
+        params = qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)
+        config = qe.EdgeConfig(vectors=params)
+        try:
+            if folder.exists() and any(folder.iterdir()):
+                shard = qe.EdgeShard.load(str(folder))
+                size = shard.config().vectors[""].size if hasattr(shard, "config") else None
+                if size is not None and size != dimension:
+                    raise ConfigurationError(
+                        f"{folder} holds {size}-d vectors, the encoder makes {dimension}-d"
+                    )
+                return cls(shard, qe, dimension)
+            folder.mkdir(parents=True, exist_ok=True)
+            shard = qe.EdgeShard.create(str(folder), config)
+        except (OSError, RuntimeError, ValueError) as e:
+            raise BackendUnavailableError(
+                f"cannot open the embedded Qdrant shard at {folder}: {e}. Is another process "
+                "using this workspace?"
+            ) from e
+        for name in KEYWORD_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+        for name in INTEGER_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+        return cls(shard, qe, dimension)
+
+    def close(self) -> None:
+        """Flush and release the shard."""
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+
+    def _live(self) -> Any:
+        if self._shard is None:
+            raise BackendUnavailableError("the dense index is closed; reopen the workspace")
+        return self._shard
+
+    def count(self) -> int:
+        """Points in the shard."""
+        return int(self._live().count(self._qe.CountRequest(exact=True)))
+
+    def upsert(
+        self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32], batch_size: int = 1024
+    ) -> None:
+        """Insert or replace units' vectors and payloads, then flush to disk."""
+        if len(units) != len(vectors):
+            raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
+        qe, shard = self._qe, self._live()
+        for start in range(0, len(units), batch_size):
+            points = [
+                qe.Point(point_id(u.unit_id), vectors[start + i].tolist(), u.payload())
+                for i, u in enumerate(units[start : start + batch_size])
+            ]
+            shard.update(qe.UpdateOperation.upsert_points(points))
+        shard.flush()
+
+    def delete_doc(self, doc_id: str) -> None:
+        """Remove every point of a document."""
+        qe, shard = self._qe, self._live()
+        flt = qe.Filter(must=[qe.FieldCondition(key="doc_id", match=qe.MatchValue(doc_id))])
+        shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
+        shard.flush()
+
+    def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by unit id (ids without a point are left out)."""
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        shard = self._live()
+        for start in range(0, len(unit_ids), 1024):
+            chunk = list(unit_ids[start : start + 1024])
+            for r in shard.retrieve(
+                [point_id(u) for u in chunk], with_payload=["unit_id"], with_vector=True
+            ):
+                vec = r.vector.get("") if isinstance(r.vector, dict) else r.vector
+                out[str((r.payload or {})["unit_id"])] = np.asarray(vec, dtype=np.float32)
+        return out
+
+    def search(
+        self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``."""
+        if k <= 0:
+            return []
+        qe = self._qe
+        flt = None if expr is None or expr.is_empty() else compile_filter(expr, self._models)
+        request = qe.SearchRequest(
+            query=qe.Query.Nearest(vector.tolist()), limit=k, filter=flt, with_payload=["unit_id"]
+        )
+        return [(str(p.payload["unit_id"]), float(p.score)) for p in self._live().search(request)]

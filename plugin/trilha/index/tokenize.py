@@ -1,0 +1,87 @@
+"""Language-aware tokenisation for the lexical index.
+
+Tokens follow bm25s' defaults (``(?u)\\b\\w\\w+\\b``, lower-cased, stopwords removed, Snowball
+stemmed), with the stopword list and stemmer of each unit's language. Accents are folded after
+stemming so that 'decisão' and 'decisao' meet.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+import Stemmer
+from bm25s import stopwords as bm25s_stopwords
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+_STEMMER_NAMES = {
+    "en": "english",
+    "pt": "portuguese",
+    "es": "spanish",
+    "fr": "french",
+    "de": "german",
+    "it": "italian",
+    "nl": "dutch",
+}
+_STOPWORDS = {
+    "en": bm25s_stopwords.STOPWORDS_EN,
+    "pt": bm25s_stopwords.STOPWORDS_PORTUGUESE,
+    "es": bm25s_stopwords.STOPWORDS_SPANISH,
+    "fr": bm25s_stopwords.STOPWORDS_FRENCH,
+    "de": bm25s_stopwords.STOPWORDS_GERMAN,
+    "it": bm25s_stopwords.STOPWORDS_ITALIAN,
+    "nl": bm25s_stopwords.STOPWORDS_DUTCH,
+}
+
+
+def base_lang(lang: str | None) -> str:
+    """'pt-BR' -> 'pt'; unknown or empty -> 'en'."""
+    code = (lang or "en").split("-")[0].split("_")[0].lower()
+    return code if code in _STEMMER_NAMES else "en"
+
+
+def _fold(token: str) -> str:
+    if token.isascii():
+        return token
+    decomposed = unicodedata.normalize("NFKD", token)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@lru_cache(maxsize=16)
+def _stemmer(lang: str) -> Any:
+    return Stemmer.Stemmer(_STEMMER_NAMES[lang])
+
+
+@lru_cache(maxsize=16)
+def _stopset(lang: str) -> frozenset[str]:
+    return frozenset(_STOPWORDS[lang])
+
+
+def tokenize(text: str, lang: str | None = "en") -> list[str]:
+    """Tokens of ``text`` in ``lang``: lower-cased, stopwords out, stemmed, accents folded."""
+    code = base_lang(lang)
+    stop = _stopset(code)
+    words = [w for w in _TOKEN.findall(text.lower()) if w not in stop]
+    return [_fold(s) for s in _stemmer(code).stemWords(words)]
+
+
+def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:
+    """Query tokens for an index holding ``langs``.
+
+    The first language's tokens keep their multiplicity (as BM25 expects); tokens that only another
+    language's analyser produces are appended once, so a pt query still meets pt-stemmed units in an
+    index that also holds en units, and an en-only index sees exactly the en analysis.
+    """
+    codes = list(dict.fromkeys(base_lang(lang) for lang in langs)) or ["en"]
+    tokens = tokenize(text, codes[0])
+    seen = set(tokens)
+    for code in codes[1:]:
+        for tok in tokenize(text, code):
+            if tok not in seen:
+                seen.add(tok)
+                tokens.append(tok)
+    return tokens

@@ -1,0 +1,202 @@
+"""Cut a document into TextUnits that keep page, section and heading.
+
+Markdown headings open sections (numbered ``1``, ``1.2``... unless the heading starts with its own
+number); ``<!-- page: N -->`` lines and form feeds move to a new page; paragraphs are packed into
+units of at most ``max_words`` words (a longer paragraph is split on sentence ends). Units never
+straddle a heading or a page break, so their citation is exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from trilha.errors import BadRequestError
+from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
+from trilha.types import TextUnit
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_PAGE = re.compile(r"^\s*<!--\s*page:?\s*(\d+)\s*-->\s*$", re.IGNORECASE)
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+@dataclass
+class _Block:
+    text: str
+    page: int | None
+    section: str | None
+    heading: str | None
+
+
+@dataclass
+class _Cursor:
+    page: int | None = None
+    counters: list[int] = field(default_factory=lambda: [0] * 6)
+    section: str | None = None
+    heading: str | None = None
+
+    def open_heading(self, level: int, text: str) -> None:
+        self.counters[level - 1] += 1
+        for i in range(level, 6):
+            self.counters[i] = 0
+        numbered = _NUMBERED.match(text)
+        if numbered:
+            self.section = numbered.group(1)
+        else:
+            first = next((i for i, c in enumerate(self.counters) if c), level - 1)
+            self.section = ".".join(str(c) for c in self.counters[first:level])
+        self.heading = text
+
+
+def _blocks(text: str, markdown: bool) -> Iterator[_Block]:
+    has_pages = "\f" in text or any(_PAGE.match(line) for line in text.splitlines())
+    cur = _Cursor(page=1 if has_pages else None)
+    para: list[str] = []
+
+    def flush() -> Iterator[_Block]:
+        body = " ".join(line.strip() for line in para).strip()
+        para.clear()
+        if body:
+            yield _Block(body, cur.page, cur.section, cur.heading)
+
+    for raw_line in text.splitlines():
+        for i, line in enumerate(raw_line.split("\f")):
+            if i > 0:
+                yield from flush()
+                cur.page = (cur.page or 1) + 1
+            page = _PAGE.match(line)
+            heading = _HEADING.match(line) if markdown else None
+            if page:
+                yield from flush()
+                cur.page = int(page.group(1))
+            elif heading:
+                yield from flush()
+                cur.open_heading(len(heading.group(1)), heading.group(2))
+            elif not line.strip():
+                yield from flush()
+            else:
+                para.append(line)
+    yield from flush()
+
+
+def _split_long(text: str, max_words: int) -> list[str]:
+    words = text.split()
+    if len(words) <= max_words:
+        return [text]
+    pieces: list[str] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        sw = sentence.split()
+        while len(sw) > max_words:  # a sentence longer than a unit: hard split
+            if current:
+                pieces.append(" ".join(current))
+                current = []
+            pieces.append(" ".join(sw[:max_words]))
+            sw = sw[max_words:]
+        if current and len(current) + len(sw) > max_words:
+            pieces.append(" ".join(current))
+            current = []
+        current.extend(sw)
+    if current:
+        pieces.append(" ".join(current))
+    return pieces
+
+
+def _packed(blocks: Iterator[_Block], max_words: int) -> Iterator[_Block]:
+    pending: _Block | None = None
+    for block in blocks:
+        for piece in _split_long(block.text, max_words):
+            b = _Block(piece, block.page, block.section, block.heading)
+            same_place = pending is not None and (pending.page, pending.section) == (
+                b.page,
+                b.section,
+            )
+            if (
+                pending is not None
+                and same_place
+                and len(pending.text.split()) + len(piece.split()) <= max_words
+            ):
+                pending = _Block(
+                    pending.text + "\n" + piece, pending.page, pending.section, pending.heading
+                )
+            else:
+                if pending is not None:
+                    yield pending
+                pending = b
+    if pending is not None:
+        yield pending
+
+
+def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
+    known: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in doc.meta.items():
+        if key in UNIT_FIELDS:
+            known[key] = value
+        elif key not in ("unit_id", "page", "section", "heading", "ordinal"):
+            extra[key] = value
+    if isinstance(known.get("tags"), str):
+        known["tags"] = [t.strip() for t in known["tags"].split(",") if t.strip()]
+    for key in ("created_at", "date"):
+        if key in known and known[key] is not None and not isinstance(known[key], str):
+            known[key] = str(known[key])
+    if isinstance(extra.get("ministro"), str):
+        extra["ministro"] = extra["ministro"].upper()
+    for key, value in list(extra.items()):
+        if isinstance(value, dict):
+            extra[key] = json.dumps(value, sort_keys=True)
+        elif isinstance(value, list):
+            extra[key] = [str(v) for v in value]
+    return known, extra
+
+
+def chunk_document(doc: SourceDocument, max_words: int = 180) -> list[TextUnit]:
+    """TextUnits of a document, with ids ``<doc_id>#<ordinal>``."""
+    if max_words < 20:
+        raise BadRequestError("max_words must be at least 20")
+    known, extra = _unit_fields(doc)
+    base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
+    if doc.whole:
+        body = doc.text.strip()
+        blocks: list[_Block] = (
+            [_Block(body, None, None, None)] if body or known.get("title") else []
+        )
+    else:
+        blocks = list(_packed(_blocks(doc.text, doc.source_type == "markdown"), max_words))
+    try:
+        return [
+            TextUnit(
+                unit_id=f"{doc.doc_id}#{i}",
+                ordinal=i,
+                text=b.text,
+                page=b.page,
+                section=b.section,
+                heading=b.heading,
+                **base,
+            )
+            for i, b in enumerate(blocks)
+        ]
+    except ValueError as e:
+        raise BadRequestError(f"document {doc.doc_id!r} has invalid metadata: {e}") from e
+
+
+def index_text(unit: TextUnit) -> str:
+    """What is embedded and BM25-tokenised: title, heading (when new) and text."""
+    parts = [unit.title or ""]
+    if unit.heading and unit.heading != unit.title:
+        parts.append(unit.heading)
+    parts.append(unit.text)
+    return "\n".join(p for p in parts if p)
+
+
+def content_hash(units: list[TextUnit]) -> str:
+    """Fingerprint of a document's units (text and metadata)."""
+    h = hashlib.sha256()
+    for u in units:
+        h.update(u.model_dump_json().encode())
+    return h.hexdigest()

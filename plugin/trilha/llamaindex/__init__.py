@@ -1,0 +1,8 @@
+"""LlamaIndex adapters: thin classes at the edge over trilha's plain core."""
+
+from trilha.llamaindex.embedding import TrilhaEmbedding
+from trilha.llamaindex.nodes import SCORE_KEYS, hit_to_node
+from trilha.llamaindex.postprocessors import CrossEncoderRerank
+from trilha.llamaindex.retriever import TrilhaRetriever
+
+__all__ = ["SCORE_KEYS", "CrossEncoderRerank", "TrilhaEmbedding", "TrilhaRetriever", "hit_to_node"]

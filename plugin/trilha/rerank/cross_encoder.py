@@ -1,0 +1,141 @@
+"""Local cross-encoder rerank over sentence-transformers.
+
+Backends: ``torch`` (fp32, or bf16 autocast on CPU) and ``onnx`` (fp32, or int8 dynamic
+quantisation), exported locally and offline into ``cache_dir`` on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, Literal
+
+from trilha.errors import ConfigurationError, MissingDependencyError, ModelLoadError
+from trilha.ingest.chunking import index_text
+from trilha.rerank.base import apply_scores
+from trilha.types import Hit
+
+log = logging.getLogger(__name__)
+
+_HOW_TO = (
+    "Offline, pass the path of a local folder holding the cross-encoder (config.json, "
+    "model weights, tokenizer), e.g. --reranker /path/to/ce-model or "
+    "TRILHA_RERANKER_MODEL=/path/to/ce-model"
+)
+
+
+def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str]:
+    """Export the model to ONNX (and int8) in a writable cache; returns (folder, file name)."""
+    try:
+        from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
+    except ImportError as e:
+        raise MissingDependencyError("optimum[onnxruntime]", purpose="the ONNX reranker") from e
+    key = hashlib.sha1(str(Path(model).expanduser().resolve()).encode()).hexdigest()[:12]
+    folder = cache_dir / f"ce-{key}"
+    fp32 = folder / "onnx" / "model.onnx"
+    if not fp32.exists():
+        tmp = cache_dir / f"ce-{key}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        ce = CrossEncoder(model, backend="onnx")
+        ce.save_pretrained(str(tmp))
+        shutil.rmtree(folder, ignore_errors=True)
+        tmp.rename(folder)
+    if precision != "int8":
+        return folder, "onnx/model.onnx"
+    qfile = folder / "onnx" / "model_qint8_avx2.onnx"
+    if not qfile.exists():
+        ce = CrossEncoder(
+            str(folder), backend="onnx", model_kwargs={"file_name": "onnx/model.onnx"}
+        )
+        export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
+    return folder, "onnx/model_qint8_avx2.onnx"
+
+
+class CrossEncoderReranker:
+    """Reranks hits with a sentence-transformers ``CrossEncoder`` (model id or local path)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        top_n: int = 12,
+        batch_size: int = 32,
+        max_length: int = 256,
+        backend: Literal["torch", "onnx"] = "torch",
+        precision: Literal["fp32", "bf16", "int8"] = "fp32",
+        blend: float = 0.0,
+        cache_dir: Path | None = None,
+        device: str | None = None,
+    ) -> None:
+        if backend == "torch" and precision == "int8":
+            raise ConfigurationError("int8 needs backend='onnx'; torch supports fp32 or bf16")
+        if backend == "onnx" and precision == "bf16":
+            raise ConfigurationError("bf16 needs backend='torch'; onnx supports fp32 or int8")
+        if not 0 <= blend < 1:
+            raise ConfigurationError("blend must be in [0, 1)")
+        self.model_name = model
+        self.top_n = top_n
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.backend = backend
+        self.precision = precision
+        self.blend = blend
+        self.cache_dir = cache_dir or Path.home() / ".cache" / "trilha"
+        self.device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> Any:
+        """Load the model now (it is otherwise loaded on first use)."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        from sentence_transformers import CrossEncoder
+
+        try:
+            if self.backend == "onnx":
+                folder, file_name = _onnx_folder(self.model_name, self.cache_dir, self.precision)
+                return CrossEncoder(
+                    str(folder),
+                    backend="onnx",
+                    max_length=self.max_length,
+                    model_kwargs={"file_name": file_name},
+                )
+            return CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
+        except (OSError, ValueError) as e:
+            raise ModelLoadError(
+                f"cannot load cross-encoder {self.model_name!r}: {e}. {_HOW_TO}"
+            ) from e
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Cross-encoder scores of (query, passage) pairs, in input order."""
+        if not passages:
+            return []
+        model = self.load()
+        context: Any = nullcontext()
+        if self.backend == "torch" and self.precision == "bf16":
+            import torch
+
+            context = torch.autocast("cpu", dtype=torch.bfloat16)
+        with context:
+            scores = model.predict(
+                [(query, p) for p in passages],
+                batch_size=self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        return [float(s) for s in scores]
+
+    def rerank(self, query: str, hits: Sequence[Hit], top_n: int | None = None) -> list[Hit]:
+        """Hits ordered by the cross-encoder, best ``top_n`` kept, retrieval scores kept."""
+        scores = self.score(query, [index_text(h.unit) for h in hits])
+        return apply_scores(hits, scores, top_n or self.top_n, self.blend)

@@ -1,0 +1,199 @@
+"""Hybrid BM25 ∪ ANN search: both sides concurrently, filters inside each, merge by unit_id.
+
+Candidate counts reconcile seeds 001 and 002: seed 002's ``k`` is the pool wanted before
+rerank, split ``k_bm25 = k_vec = ceil(k/2)``; seed 001 has each side fetch ``top_k·3``, at most
+100. Each side fetches ``max(top_k, min(cap, max(3·top_k, ceil(k/2))))`` (cap = 100): the
+larger of the two seeds' asks, capped at 100, but never fewer than ``top_k`` so that ``top_k``
+results come back whenever ``top_k`` units match the filters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, Field
+
+from trilha.errors import BadRequestError
+from trilha.fusion import (
+    Weights,
+    active_weights,
+    order,
+    penalise_duplicates,
+    rrf_merge,
+    weighted_merge,
+)
+from trilha.index.dense import DenseIndex
+from trilha.index.filters import FilterExpr
+from trilha.index.lexical import LexicalIndex
+from trilha.encode.base import Embedder
+from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
+
+Side = Literal["bm25", "semantic"]
+SideResult = tuple[dict[str, float], list[StageTrace]]
+
+
+class SearchParams(BaseModel):
+    """How one search runs; defaults follow seeds 001 and 002."""
+
+    top_k: int = Field(10, gt=0, le=10_000, description="Results returned.")
+    candidates: int | None = Field(None, gt=0, description="Seed 002's k: pool before rerank.")
+    merge: Literal["weighted", "rrf"] = Field("weighted", description="Merge strategy.")
+    weights: Weights = Field(default_factory=Weights, description="Shares per signal.")
+    rrf_k: int = Field(60, gt=0, description="RRF constant (1-based ranks).")
+    candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")
+    doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
+    sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
+    filters: FilterExpr | None = Field(None, description="Applied inside both indices.")
+
+
+def per_side_candidates(top_k: int, candidates: int | None, cap: int) -> int:
+    """How many candidates each side fetches (module docstring explains the rule)."""
+    want = max(3 * top_k, math.ceil(candidates / 2) if candidates else 0)
+    return max(top_k, min(cap, want))
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+class HybridSearcher:
+    """Runs the lexical and dense sides and merges them into ranked :class:`Hit` s."""
+
+    def __init__(self, lexical: LexicalIndex, dense: DenseIndex, embedder: Embedder) -> None:
+        self.lexical = lexical
+        self.dense = dense
+        self.embedder = embedder
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trilha-side")
+
+    def close(self) -> None:
+        """Stop the side threads."""
+        self._pool.shutdown(wait=False)
+
+    # -- the two sides ----------------------------------------------------------------------
+    def _bm25_side(self, text: str, n: int, expr: FilterExpr | None) -> SideResult:
+        start = time.perf_counter()
+        mask = self.lexical.columns.mask(expr) if expr is not None else None
+        rows = self.lexical.search(text, n, mask)
+        units = self.lexical.units
+        scores = {units[r].unit_id: s for r, s in rows}
+        return scores, [StageTrace(name="bm25", latency_ms=_ms(start), count=len(scores))]
+
+    def _dense_side(
+        self, text: str, n: int, expr: FilterExpr | None, vector: npt.NDArray[np.float32] | None
+    ) -> SideResult:
+        stages = []
+        if vector is None:
+            start = time.perf_counter()
+            vector = self.embedder.encode_queries([text])[0]
+            stages.append(StageTrace(name="encode", latency_ms=_ms(start), count=1))
+        start = time.perf_counter()
+        scores = dict(self.dense.search(vector, n, expr))
+        stages.append(StageTrace(name="dense", latency_ms=_ms(start), count=len(scores)))
+        return scores, stages
+
+    def _jobs(
+        self, text: str, params: SearchParams, vector: npt.NDArray[np.float32] | None
+    ) -> dict[Side, Callable[[], SideResult]]:
+        if not text.strip():
+            raise BadRequestError("the query is empty; pass some text to search for")
+        n = per_side_candidates(params.top_k, params.candidates, params.candidate_cap)
+        expr = (
+            params.filters if params.filters is not None and not params.filters.is_empty() else None
+        )
+        jobs: dict[Side, Callable[[], SideResult]] = {}
+        if "bm25" in params.sides:
+            jobs["bm25"] = lambda: self._bm25_side(text, n, expr)
+        if "semantic" in params.sides:
+            jobs["semantic"] = lambda: self._dense_side(text, n, expr, vector)
+        if not jobs:
+            raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
+        return jobs
+
+    # -- public API -------------------------------------------------------------------------
+    def search(
+        self,
+        text: str,
+        params: SearchParams | None = None,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> SearchResult:
+        """Run both sides concurrently (threads) and merge."""
+        params = params or SearchParams()
+        jobs = self._jobs(text, params, vector)
+        futures = {side: self._pool.submit(job) for side, job in jobs.items()}
+        return self.merge({side: f.result() for side, f in futures.items()}, params)
+
+    async def asearch(
+        self,
+        text: str,
+        params: SearchParams | None = None,
+        vector: npt.NDArray[np.float32] | None = None,
+    ) -> SearchResult:
+        """Run both sides concurrently on the event loop's threads and merge."""
+        params = params or SearchParams()
+        jobs = self._jobs(text, params, vector)
+        results = await asyncio.gather(*(asyncio.to_thread(job) for job in jobs.values()))
+        return self.merge(dict(zip(jobs, results, strict=True)), params)
+
+    # -- merge --------------------------------------------------------------------------------
+    def merge(
+        self,
+        sides: dict[Side, SideResult],
+        params: SearchParams,
+        kg: dict[str, float] | None = None,
+    ) -> SearchResult:
+        """Fuse side results into ranked hits; records stages, counts and fallbacks."""
+        start = time.perf_counter()
+        trace = Trace(merge=params.merge)
+        for _, stages in sides.values():
+            trace.stages.extend(stages)
+        bm25 = sides["bm25"][0] if "bm25" in sides else {}
+        sem = sides["semantic"][0] if "semantic" in sides else {}
+        trace.bm25_hits, trace.ann_hits = len(bm25), len(sem)
+        if len(sides) == 2 and bool(bm25) != bool(sem):
+            trace.fallback = "dense_only" if sem else "bm25_only"
+            trace.warnings.append(f"one side returned nothing; merged {trace.fallback}")
+        bm25_rank = {uid: i for i, uid in enumerate(bm25, start=1)}
+        sem_rank = {uid: i for i, uid in enumerate(sem, start=1)}
+        if params.merge == "rrf":
+            present = [s for s, scores in (("bm25", bm25), ("semantic", sem)) if scores]
+            w = active_weights(params.weights, present)
+            fused = rrf_merge({"bm25": list(bm25), "semantic": list(sem)}, w, params.rrf_k)
+        else:
+            fused = weighted_merge(bm25, sem, params.weights, kg)
+        best_rank = {
+            uid: min(bm25_rank.get(uid, 1 << 30), sem_rank.get(uid, 1 << 30)) for uid in fused
+        }
+        ranked = order(fused, best_rank)
+        if params.doc_penalty > 0:
+            doc_of = {uid: self._doc_of(uid) for uid in ranked}
+            fused = penalise_duplicates(ranked, fused, doc_of, params.doc_penalty)
+            ranked = order(fused, best_rank)
+        hits = []
+        for pos, uid in enumerate(ranked[: params.top_k], start=1):
+            row = self.lexical.row_of.get(uid)
+            if row is None:
+                trace.warnings.append(f"unit {uid} is in the dense index only; skipped")
+                continue
+            scores = StageScores(
+                bm25=bm25.get(uid),
+                bm25_rank=bm25_rank.get(uid),
+                semantic=sem.get(uid),
+                semantic_rank=sem_rank.get(uid),
+                kg=None if kg is None else kg.get(uid, 0.0),
+                fused=fused[uid],
+                fused_rank=pos,
+            )
+            hits.append(Hit(unit=self.lexical.units[row], scores=scores))
+        trace.stages.append(StageTrace(name="merge", latency_ms=_ms(start), count=len(hits)))
+        return SearchResult(hits=hits, trace=trace)
+
+    def _doc_of(self, uid: str) -> str:
+        row = self.lexical.row_of.get(uid)
+        return self.lexical.units[row].doc_id if row is not None else uid

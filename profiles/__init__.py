@@ -1,0 +1,1 @@
+"""Query Profiles, depth plans and RetrievalConfig shipped as data (YAML)."""

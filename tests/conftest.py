@@ -1,0 +1,120 @@
+"""Shared fixtures: the real packaged encoder (loaded once) and small real workspaces."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder  # noqa: E402
+from trilha.ingest.loaders import SourceDocument, load_path  # noqa: E402
+from trilha.settings import TrilhaSettings  # noqa: E402
+from trilha.workspace import Workspace  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SAMPLES = Path(str(files("trilha.samples") / "corpus"))
+
+
+@pytest.fixture(scope="session")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> SentenceTransformerEmbedder:
+    """The packaged all-MiniLM-L6-v2 on ONNX, exported once per test session."""
+    return SentenceTransformerEmbedder(cache_dir=tmp_path_factory.mktemp("models"))
+
+
+def make_docs() -> list[SourceDocument]:
+    """Eight tiny documents with known metadata (tags, lang, dates)."""
+    rows = [
+        (
+            "pol-remote",
+            "pt",
+            ["rh", "remoto"],
+            "2021-03-01",
+            "Política de trabalho remoto: o colaborador precisa de VPN e notebook da empresa.",
+        ),
+        (
+            "pol-travel",
+            "pt",
+            ["financeiro"],
+            "2022-07-15",
+            "Reembolso de despesas de viagem em até 30 dias com nota fiscal.",
+        ),
+        (
+            "runbook",
+            "en",
+            ["ti", "seguranca"],
+            "2023-01-10",
+            "Report every security incident to the SOC within one hour of detection.",
+        ),
+        (
+            "onboarding",
+            "en",
+            ["rh"],
+            "2020-05-20",
+            "New employees receive a laptop and VPN access on the first day of onboarding.",
+        ),
+        (
+            "vendor",
+            "en",
+            ["ti"],
+            "2024-02-02",
+            "Vendors must pass a security assessment before they get access to personal data.",
+        ),
+        (
+            "expenses",
+            "en",
+            ["financeiro"],
+            "2019-11-11",
+            "Expenses above 5000 need approval from the finance director.",
+        ),
+        (
+            "decisao",
+            "pt",
+            ["juridico"],
+            "2018-08-08",
+            "O prazo prescricional para cobrança de dívida líquida é de cinco anos.",
+        ),
+        (
+            "lgpd",
+            "pt",
+            ["ti", "juridico"],
+            "2024-09-30",
+            "Incidentes com dados pessoais devem ser comunicados à ANPD em prazo razoável.",
+        ),
+    ]
+    return [
+        SourceDocument(
+            doc_id=d,
+            text=t,
+            source_type="text",
+            meta={"lang": lang, "tags": tags, "date": date, "title": d},
+        )
+        for d, lang, tags, date, t in rows
+    ]
+
+
+@pytest.fixture()
+def small_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
+    """A fresh workspace holding :func:`make_docs`."""
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
+    ws.ingest(make_docs())
+    yield ws
+    ws.close()
+
+
+@pytest.fixture(scope="session")
+def sample_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """The bundled sample corpus, ingested once per session (read-only in tests)."""
+    ws = Workspace.open(
+        tmp_path_factory.mktemp("sample") / "ws", TrilhaSettings(), embedder=embedder
+    )
+    ws.ingest(load_path(SAMPLES))
+    yield ws
+    ws.close()
