@@ -12,10 +12,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from trilha.encode.sentence_transformers import SentenceTransformerEmbedder  # noqa: E402
-from trilha.ingest.loaders import SourceDocument, load_path  # noqa: E402
-from trilha.settings import TrilhaSettings  # noqa: E402
-from trilha.workspace import Workspace  # noqa: E402
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.ingest.loaders import SourceDocument, load_path
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLES = Path(str(files("trilha.samples") / "corpus"))
@@ -118,3 +118,51 @@ def sample_ws(
     ws.ingest(load_path(SAMPLES))
     yield ws
     ws.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-ce")
+    words = [
+        "security",
+        "incident",
+        "report",
+        "hour",
+        "soc",
+        "vpn",
+        "laptop",
+        "prazo",
+        "remoto",
+        "dados",
+        "pessoais",
+        "policy",
+        "deadline",
+        "the",
+        "a",
+        "of",
+        "to",
+        "and",
+        "is",
+        "within",
+        "days",
+        "anpd",
+        "cobrança",
+    ]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(words))]
+    (folder / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+    BertTokenizerFast(vocab_file=str(folder / "vocab.txt")).save_pretrained(str(folder))
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        max_position_embeddings=128,
+    )
+    BertForSequenceClassification(config).save_pretrained(str(folder))
+    return folder

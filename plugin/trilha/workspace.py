@@ -231,7 +231,7 @@ class Workspace:
         s = self.settings
         try:
             return SearchParams(
-                top_k=top_k or s.top_k,
+                top_k=s.top_k if top_k is None else top_k,
                 candidates=candidates,
                 merge=merge or s.merge,
                 weights=weights
@@ -319,8 +319,10 @@ class Workspace:
         if not rerank:
             return self.params(
                 top_k=top_k, candidates=candidates, merge=merge, filters=filters, sides=sides
-            ), top_k or self.settings.top_k
-        keep = top_k or self.settings.rerank_top_n
+            ), self.settings.top_k if top_k is None else top_k
+        keep = self.settings.rerank_top_n if top_k is None else top_k
+        if keep <= 0:
+            raise BadRequestError(f"top_k must be positive, got {keep}")
         pool = max(candidates or 40, keep)
         return self.params(
             top_k=pool, candidates=pool, merge=merge, filters=filters, sides=sides

@@ -54,7 +54,7 @@ class _Cursor:
 
 
 def _blocks(text: str, markdown: bool) -> Iterator[_Block]:
-    has_pages = "\f" in text or any(_PAGE.match(line) for line in text.splitlines())
+    has_pages = "\f" in text or any(_PAGE.match(line) for line in text.split("\n"))
     cur = _Cursor(page=1 if has_pages else None)
     para: list[str] = []
 
@@ -64,7 +64,7 @@ def _blocks(text: str, markdown: bool) -> Iterator[_Block]:
         if body:
             yield _Block(body, cur.page, cur.section, cur.heading)
 
-    for raw_line in text.splitlines():
+    for raw_line in text.replace("\r\n", "\n").split("\n"):  # splitlines() eats \f
         for i, line in enumerate(raw_line.split("\f")):
             if i > 0:
                 yield from flush()

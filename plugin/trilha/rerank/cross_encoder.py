@@ -99,6 +99,19 @@ class CrossEncoderReranker:
         return self._model
 
     def _load(self) -> Any:
+        model = self._load_model()
+        limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        if isinstance(limit, int) and self.max_length > limit:
+            log.warning(
+                "max_length %d exceeds what %s supports; using %d",
+                self.max_length,
+                self.model_name,
+                limit,
+            )
+            model.max_seq_length = limit
+        return model
+
+    def _load_model(self) -> Any:
         from sentence_transformers import CrossEncoder
 
         try:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
+from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.fusion import (
     Weights,
@@ -32,7 +33,6 @@ from trilha.fusion import (
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr
 from trilha.index.lexical import LexicalIndex
-from trilha.encode.base import Embedder
 from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
 
 Side = Literal["bm25", "semantic"]

@@ -1,0 +1,94 @@
+"""The ``trilha`` command: help, errors as one line with exit 2, query output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trilha.cli.main import DEMO_QUESTIONS, build_parser, main
+
+
+@pytest.mark.parametrize("command", ["ingest", "query", "demo", "eval", "bench"])
+def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert "usage: trilha " + command in capsys.readouterr().out
+
+
+def test_top_level_help_lists_commands() -> None:
+    text = build_parser().format_help()
+    for command in ("ingest", "query", "demo", "eval", "bench"):
+        assert command in text
+
+
+def test_ingest_query_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(
+        "---\nlang: en\ntags: [x]\ndate: 2024-01-02\n---\n# Title\n"
+        "The SOC handles every security incident.\n",
+        encoding="utf-8",
+    )
+    (docs / "b.txt").write_text("Remote work needs a VPN.", encoding="utf-8")
+    ws = str(tmp_path / "ws")
+    assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0
+    assert "2 added" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "query",
+                "-w",
+                ws,
+                "security incident",
+                "-k",
+                "1",
+                "--json",
+                "--tags",
+                "x",
+                "--date-from",
+                "2024-01-01",
+            ]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert [h["unit"]["unit_id"] for h in result["hits"]] == ["a#0"]
+    assert result["hits"][0]["scores"]["fused_rank"] == 1
+    assert main(["query", "-w", ws, "x", "--date-from", "2024-99-01"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trilha query: error:") and "Traceback" not in err
+    assert main(["query", "-w", ws, "x", "--filters", "{not json"]) == 2
+    assert main(["ingest", "-w", ws, str(tmp_path / "missing")]) == 2
+    assert main(["query", "-w", ws, "x", "--rerank"]) == 2
+    assert "TRILHA_RERANKER_MODEL" in capsys.readouterr().err
+    assert main(["ingest", "-q", "-w", ws, "--delete", "a"]) == 0
+    assert "deleted a: 1 units" in capsys.readouterr().out
+
+
+def test_demo_answers_its_three_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "-w", str(tmp_path / "demo"), "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    for question, doc in zip(
+        DEMO_QUESTIONS,
+        (
+            "policy/trabalho-remoto",
+            "it/incident-response-runbook",
+            "juridico/stj-prescricao-quinquenal-cobranca",
+        ),
+        strict=True,
+    ):
+        section = out.split(f"Q: {question}")[1]
+        assert f"doc_id={doc}" in section.split("Q: ")[0]
+    assert "bm25" in out and "semantic" in out and "fused" in out
+
+
+def test_eval_on_missing_folder_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "--data", str(tmp_path), "--out", str(tmp_path / "o.json")]) == 2
+    assert "corpus.jsonl is missing" in capsys.readouterr().err
