@@ -15,30 +15,59 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(out), str(ROOT)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+    )
     return next(out.glob("trilha-*.whl"))
 
 
 def test_wheel_contents(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
-    for expected in ("trilha/profiles/query_profiles.yaml", "trilha/profiles/depth_plans.yaml",
-                     "trilha/profiles/retrieval_config.yaml", "trilha/agents/knowledge.yaml",
-                     "trilha/py.typed", "trilha/samples/corpus/en-incident-response-runbook.md"):
+    for expected in (
+        "trilha/profiles/query_profiles.yaml",
+        "trilha/profiles/depth_plans.yaml",
+        "trilha/profiles/retrieval_config.yaml",
+        "trilha/agents/knowledge.yaml",
+        "trilha/py.typed",
+        "trilha/samples/corpus/en-incident-response-runbook.md",
+    ):
         assert expected in names
 
 
 def test_wheel_works_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
-    code = ("import trilha, importlib.resources as r; "
-            "print(trilha.__file__); "
-            "print(len(list((r.files('trilha.samples') / 'corpus').iterdir()))); "
-            "print((r.files('trilha.profiles') / 'query_profiles.yaml').is_file())")
+    code = (
+        "import trilha, importlib.resources as r; "
+        "print(trilha.__file__); "
+        "print(len(list((r.files('trilha.samples') / 'corpus').iterdir()))); "
+        "print((r.files('trilha.profiles') / 'query_profiles.yaml').is_file())"
+    )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run([sys.executable, "-S", "-c",
-                           f"import sys; sys.path[:0] = {[str(site)]!r}; "
-                           "import site; site.main(); " + code],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            f"import sys; sys.path[:0] = {[str(site)]!r}; import site; site.main(); " + code,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     first, count, has_profiles = done.stdout.split()
     assert first.startswith(str(site)) and int(count) == 12 and has_profiles == "True"

@@ -100,6 +100,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     from trilha.cli.render import render_result
 
     with _open(args) as ws:
+        if len(ws) == 0:
+            raise BadRequestError(
+                f"workspace {ws.path} is empty; run `trilha ingest PATH -w {ws.path}` first"
+            )
         result = ws.search(
             args.query,
             top_k=args.k,
