@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,15 @@ Side = Literal["bm25", "semantic"]
 SideResult = tuple[dict[str, float], list[StageTrace]]
 
 
+class KgBooster(Protocol):
+    """Scores candidates from the knowledge graph (seed 001, stage 7)."""
+
+    def boost(self, query: str, unit_ids: Sequence[str]) -> tuple[dict[str, float], str | None]:
+        """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
+        graph is down or slow. Must never raise for backend trouble."""
+        ...
+
+
 class SearchParams(BaseModel):
     """How one search runs; defaults follow seeds 001 and 002."""
 
@@ -50,6 +59,7 @@ class SearchParams(BaseModel):
     candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")
     doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
+    kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")
     filters: FilterExpr | None = Field(None, description="Applied inside both indices.")
 
 
@@ -66,10 +76,17 @@ def _ms(start: float) -> float:
 class HybridSearcher:
     """Runs the lexical and dense sides and merges them into ranked :class:`Hit` s."""
 
-    def __init__(self, lexical: LexicalIndex, dense: DenseIndex, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        lexical: LexicalIndex,
+        dense: DenseIndex,
+        embedder: Embedder,
+        booster: KgBooster | None = None,
+    ) -> None:
         self.lexical = lexical
         self.dense = dense
         self.embedder = embedder
+        self.booster = booster
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trilha-side")
 
     def close(self) -> None:
@@ -127,7 +144,9 @@ class HybridSearcher:
         params = params or SearchParams()
         jobs = self._jobs(text, params, vector)
         futures = {side: self._pool.submit(job) for side, job in jobs.items()}
-        return self.merge({side: f.result() for side, f in futures.items()}, params)
+        sides = {side: f.result() for side, f in futures.items()}
+        kg = self._kg(text, sides, params)
+        return self.merge(sides, params, kg)
 
     async def asearch(
         self,
@@ -139,20 +158,52 @@ class HybridSearcher:
         params = params or SearchParams()
         jobs = self._jobs(text, params, vector)
         results = await asyncio.gather(*(asyncio.to_thread(job) for job in jobs.values()))
-        return self.merge(dict(zip(jobs, results, strict=True)), params)
+        sides = dict(zip(jobs, results, strict=True))
+        kg = await asyncio.to_thread(self._kg, text, sides, params)
+        return self.merge(sides, params, kg)
+
+    def _kg(
+        self, text: str, sides: dict[Side, SideResult], params: SearchParams
+    ) -> tuple[dict[str, float] | None, StageTrace | None]:
+        """The graph boost of the union of candidates, or None when off or unavailable."""
+        if not params.kg:
+            return None, None
+        union = list(dict.fromkeys(uid for scores, _ in sides.values() for uid in scores))
+        if self.booster is None:
+            return None, StageTrace(
+                name="kg",
+                latency_ms=0.0,
+                count=0,
+                note="kg boost requested but the workspace has no graph",
+            )
+        start = time.perf_counter()
+        scores, warning = self.booster.boost(text, union)
+        stage = StageTrace(
+            name="kg",
+            latency_ms=_ms(start),
+            count=sum(v > 0 for v in scores.values()),
+            note=warning,
+        )
+        return (None if warning else scores), stage
 
     # -- merge --------------------------------------------------------------------------------
     def merge(
         self,
         sides: dict[Side, SideResult],
         params: SearchParams,
-        kg: dict[str, float] | None = None,
+        kg_stage: tuple[dict[str, float] | None, StageTrace | None] = (None, None),
     ) -> SearchResult:
-        """Fuse side results into ranked hits; records stages, counts and fallbacks."""
+        """Fuse side results (and the graph boost) into ranked hits; records stages, counts,
+        fallbacks and degradations."""
         start = time.perf_counter()
+        kg, kg_trace = kg_stage
         trace = Trace(merge=params.merge)
         for _, stages in sides.values():
             trace.stages.extend(stages)
+        if kg_trace is not None:
+            trace.stages.append(kg_trace)
+            if kg_trace.note:
+                trace.warnings.append(kg_trace.note)
         bm25 = sides["bm25"][0] if "bm25" in sides else {}
         sem = sides["semantic"][0] if "semantic" in sides else {}
         trace.bm25_hits, trace.ann_hits = len(bm25), len(sem)
@@ -163,8 +214,12 @@ class HybridSearcher:
         sem_rank = {uid: i for i, uid in enumerate(sem, start=1)}
         if params.merge == "rrf":
             present = [s for s, scores in (("bm25", bm25), ("semantic", sem)) if scores]
+            rankings = {"bm25": list(bm25), "semantic": list(sem)}
+            if kg is not None and present:
+                present.append("kg")
+                rankings["kg"] = order({u: v for u, v in kg.items() if v > 0})
             w = active_weights(params.weights, present)
-            fused = rrf_merge({"bm25": list(bm25), "semantic": list(sem)}, w, params.rrf_k)
+            fused = rrf_merge(rankings, w, params.rrf_k)
         else:
             fused = weighted_merge(bm25, sem, params.weights, kg)
         best_rank = {
