@@ -1,0 +1,248 @@
+"""Graph benchmark: build a synthetic graph fast, then time subgraph, path and top-N.
+
+The graph: ``entities`` Entity nodes and ``edges`` random RELATED edges between them, plus a
+document layer for the document queries: ``entities // 20`` Docs (10 categories, dates over
+2020–2024, pt/en), 2 Chunks per Doc (PART_OF) and 5 MENTIONS per Chunk. Loading uses batched
+``UNWIND ... CREATE`` of ``batch_size`` rows per statement into an empty graph. Then ``queries``
+random calls of each retrieval (after a few warm-up calls) give the P50/P95 latencies.
+
+Run: ``python -m trilha.graph.bench --backend falkordb|arcadedb|bolt [--entities N]
+[--edges M] [--queries Q] [--path-length L] [--url bolt://... --user U --password P
+--database D]``; it prints one JSON object. ``arcadedb`` starts its own ArcadeDB Bolt server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trilha.errors import ConfigurationError
+from trilha.graph import queries
+from trilha.graph.store import GraphStore, ensure_indexes, write_rows
+
+logger = logging.getLogger(__name__)
+
+_TYPES = ("Concept", "Org", "Product", "Law", "Person")
+
+
+def _relations(rng: np.random.Generator, n: int, m: int) -> np.ndarray[Any, Any]:
+    pairs = np.empty((0, 2), dtype=np.int64)
+    while len(pairs) < m and n > 1:
+        a = rng.integers(0, n, size=int((m - len(pairs)) * 1.2) + 10)
+        b = rng.integers(0, n, size=len(a))
+        new = np.column_stack([np.minimum(a, b), np.maximum(a, b)])[a != b]
+        pairs = np.unique(np.vstack([pairs, new]), axis=0)
+    return np.asarray(rng.permutation(pairs)[:m])
+
+
+def build_synthetic(
+    store: GraphStore, entities: int, edges: int, *, seed: int = 0, batch_size: int = 5000
+) -> dict[str, int]:
+    """Load the synthetic graph into an empty store; returns the counts loaded."""
+    if store.run("MATCH (n) RETURN n.id AS id LIMIT 1"):
+        raise ConfigurationError("the benchmark needs an empty graph")
+    rng = np.random.default_rng(seed)
+    ensure_indexes(store)
+
+    def load(cypher: str, rows: Sequence[Any]) -> int:
+        return write_rows(store, cypher, rows, batch_size=batch_size)
+
+    load(
+        "UNWIND $rows AS r CREATE (:Entity {id: r.id, name: r.name, type: r.type, "
+        "salience: r.s, origin: 'bench'})",
+        [
+            {"id": f"e{i}", "name": f"E{i}", "type": _TYPES[i % 5], "s": float(s)}
+            for i, s in enumerate(np.round(rng.random(entities), 3))
+        ],
+    )
+    rel = _relations(rng, entities, edges)
+    weights = np.round(rng.random(len(rel)), 3)
+    load(
+        "UNWIND $rows AS r MATCH (a:Entity {id: r.a}) MATCH (b:Entity {id: r.b}) "
+        "CREATE (a)-[:RELATED {weight: r.w}]->(b)",
+        [
+            {"a": f"e{a}", "b": f"e{b}", "w": float(w)}
+            for (a, b), w in zip(rel, weights, strict=True)
+        ],
+    )
+    docs = max(1, entities // 20)
+    load("UNWIND $rows AS r CREATE (:Category {id: r, name: r})", [f"c{i}" for i in range(10)])
+    days = rng.integers(0, 5 * 365, size=docs)
+    load(
+        "UNWIND $rows AS r MATCH (c:Category {id: r.c}) CREATE (d:Doc {id: r.id, title: r.t, "
+        "updated_at: r.u, lang: r.l})-[:IN_CATEGORY]->(c)",
+        [
+            {
+                "id": f"d{i}",
+                "t": f"Document {i}",
+                "c": f"c{i % 10}",
+                "l": ("en", "pt")[i % 2],
+                "u": time.strftime("%Y-%m-%dT00:00:00Z", time.gmtime(1577836800 + int(d) * 86400)),
+            }
+            for i, d in enumerate(days)
+        ],
+    )
+    load(
+        "UNWIND $rows AS r MATCH (d:Doc {id: r.d}) CREATE (:Chunk {id: r.id, doc_id: r.d, "
+        "ordinal: r.o})-[:PART_OF]->(d)",
+        [{"id": f"d{i}#{o}", "d": f"d{i}", "o": o} for i in range(docs) for o in range(2)],
+    )
+    targets = rng.integers(0, entities, size=(docs * 2, 5))
+    mentions = [
+        {"c": f"d{i // 2}#{i % 2}", "e": f"e{e}", "s": float(s)}
+        for i, row in enumerate(targets)
+        for e, s in zip(set(row.tolist()), np.round(rng.random(5), 3), strict=False)
+    ]
+    load(
+        "UNWIND $rows AS r MATCH (c:Chunk {id: r.c}) MATCH (e:Entity {id: r.e}) "
+        "CREATE (c)-[:MENTIONS {salience: r.s}]->(e)",
+        mentions,
+    )
+    return {
+        "entities": entities,
+        "edges": len(rel),
+        "docs": docs,
+        "chunks": docs * 2,
+        "mentions": len(mentions),
+    }
+
+
+def _p(values: list[float], q: float) -> float:
+    return (
+        round(statistics.quantiles(values, n=100)[int(q) - 1], 3)
+        if len(values) > 1
+        else (round(values[0], 3) if values else 0.0)
+    )
+
+
+def _timed(calls: Sequence[Callable[[], Any]], warmup: int = 3) -> tuple[list[float], list[Any]]:
+    for call in calls[:warmup]:
+        call()
+    times, results = [], []
+    for call in calls:
+        start = time.perf_counter()
+        results.append(call())
+        times.append((time.perf_counter() - start) * 1000)
+    return times, results
+
+
+def run_bench(
+    store: GraphStore,
+    entities: int = 100_000,
+    edges: int = 300_000,
+    *,
+    n_queries: int = 50,
+    seed: int = 0,
+    batch_size: int = 5000,
+    backend: str | None = None,
+    path_length: int = 6,
+) -> dict[str, Any]:
+    """Build the graph and measure the three retrievals; the numbers as a dict."""
+    start = time.perf_counter()
+    counts = build_synthetic(store, entities, edges, seed=seed, batch_size=batch_size)
+    build = time.perf_counter() - start
+    rng = np.random.default_rng(seed + 1)
+    docs = counts["docs"]
+    ids = rng.integers(0, entities, size=(n_queries, 2))
+    subs = [
+        partial(queries.subgraph, store, f"d{d}", None, 2, 50)
+        for d in rng.integers(0, docs, size=n_queries)
+    ]
+    walks = [partial(queries.path, store, f"E{a}", f"E{b}", path_length) for a, b in ids]
+    tops = [
+        partial(queries.topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10)
+        for (a, b), c in zip(ids, rng.integers(0, 10, size=n_queries), strict=True)
+    ]
+    sub_t, _ = _timed(subs)
+    path_t, paths = _timed(walks)
+    top_t, _ = _timed(tops)
+    return {
+        "backend": backend or store.name,
+        **counts,
+        "build_seconds": round(build, 2),
+        "subgraph_p50_ms": _p(sub_t, 50),
+        "path_p50_ms": _p(path_t, 50),
+        "topn_p50_ms": _p(top_t, 50),
+        "subgraph_p95_ms": _p(sub_t, 95),
+        "path_p95_ms": _p(path_t, 95),
+        "topn_p95_ms": _p(top_t, 95),
+        "paths_found": sum(p.meta.found for p in paths),
+        "path_max_length": path_length,
+        "queries": n_queries,
+    }
+
+
+def _store(args: argparse.Namespace, folder: Path) -> tuple[GraphStore, Callable[[], None]]:
+    if args.backend == "falkordb":
+        from trilha.graph.falkordb import FalkorDBStore
+
+        store = FalkorDBStore.embedded(folder / "falkordb")
+        return store, store.close
+    from trilha.graph.bolt import BoltGraphStore
+
+    if args.backend == "bolt":
+        if not args.url:
+            raise ConfigurationError("--backend bolt needs --url")
+        bolt = BoltGraphStore(args.url, args.user, args.password, args.database, timeout_s=600)
+        return bolt, bolt.close
+    from trilha.graph.arcadedb_server import ArcadeDBBoltServer
+
+    server = ArcadeDBBoltServer(folder / "arcadedb", heap=args.heap)
+    server.start()
+    bolt = BoltGraphStore(server.url, server.user, server.password, server.database, timeout_s=600)
+
+    def stop() -> None:
+        bolt.close()
+        server.stop()
+
+    return bolt, stop
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry; prints the result as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m trilha.graph.bench")
+    parser.add_argument("--backend", choices=("falkordb", "arcadedb", "bolt"), default="falkordb")
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--edges", type=int, default=300_000)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--batch-size", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--path-length", type=int, default=6, help="max_length of path()")
+    parser.add_argument("--heap", default="4g", help="JVM heap for --backend arcadedb")
+    parser.add_argument("--url")
+    parser.add_argument("--user")
+    parser.add_argument("--password")
+    parser.add_argument("--database")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="trilha-bench-") as tmp:
+        store, stop = _store(args, Path(tmp))
+        try:
+            result = run_bench(
+                store,
+                args.entities,
+                args.edges,
+                n_queries=args.queries,
+                seed=args.seed,
+                batch_size=args.batch_size,
+                backend=args.backend,
+                path_length=args.path_length,
+            )
+        finally:
+            stop()
+    sys.stdout.write(json.dumps(result) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

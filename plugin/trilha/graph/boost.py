@@ -1,0 +1,182 @@
+"""Knowledge-graph boost (seed 001, stage 7): a 0–1 score per chunk from its graph neighbourhood.
+
+For each unit (chunk) one batched Cypher statement collects, via the chunk itself or its Doc:
+the Criterio nodes (with ``peso``), Fato and Prova nodes, and the query's entities the chunk
+mentions (matched case-insensitively by normalised name). Then, in pure Python::
+
+    raw(u)   = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
+             + w_fato × #distinct fatos + w_prova × #distinct provas
+             + w_entity × Σ salience of distinct query entities mentioned
+    boost(u) = raw(u) / max raw over the batch   (all 0 when nothing is connected)
+
+Degradation policy: when the graph is unreachable, fails, or exceeds ``timeout_s``, the result
+is empty (callers keep unboosted scores) and carries a warning; these functions never raise for
+backend trouble. Invalid arguments (a negative timeout) still raise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from trilha.errors import BadRequestError
+from trilha.graph import cypher
+from trilha.graph.model import normalise_name
+from trilha.graph.store import GraphStore, Row
+
+logger = logging.getLogger(__name__)
+
+
+class BoostWeights(BaseModel):
+    """How much each kind of graph evidence adds to a chunk's raw boost."""
+
+    criterio: float = Field(1.0, ge=0, description="Per unit of Criterio peso.")
+    fato: float = Field(0.5, ge=0, description="Per distinct Fato.")
+    prova: float = Field(0.5, ge=0, description="Per distinct Prova.")
+    entity: float = Field(1.0, ge=0, description="Per unit of salience of a query entity.")
+
+
+class BoostResult(BaseModel):
+    """Normalised boosts per unit_id, or nothing plus a warning when the graph failed."""
+
+    scores: dict[str, float] = Field(description="unit_id → boost in [0, 1]; empty on failure.")
+    warning: str | None = Field(None, description="Why no boost was computed, if it was not.")
+    raw: dict[str, float] = Field(default_factory=dict, description="Raw boosts, for traces.")
+
+
+def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
+    """The raw boost of one unit from its Cypher row (criterios, fatos, provas, entities)."""
+    crit: dict[str, float] = {}
+    for c in row.get("criterios") or []:
+        if c and c.get("id") is not None:
+            peso = c.get("peso")
+            crit[c["id"]] = max(crit.get(c["id"], 0.0), 1.0 if peso is None else float(peso))
+    ents: dict[str, float] = {}
+    for e in row.get("entities") or []:
+        if e and e.get("id") is not None:
+            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
+    fatos = {f for f in row.get("fatos") or [] if f is not None}
+    provas = {p for p in row.get("provas") or [] if p is not None}
+    return (
+        weights.criterio * sum(crit.values())
+        + weights.fato * len(fatos)
+        + weights.prova * len(provas)
+        + weights.entity * sum(ents.values())
+    )
+
+
+def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
+    """Divide by the batch maximum: the best-connected unit gets 1, unconnected ones 0."""
+    top = max(raw.values(), default=0.0)
+    return {k: (v / top if top > 0 else 0.0) for k, v in raw.items()}
+
+
+def _keys(query_entities: Sequence[str]) -> list[str]:
+    return sorted(
+        {
+            normalise_name(n)
+            for n in query_entities
+            if isinstance(n, str) and normalise_name(n) and "\x00" not in n
+        }
+    )
+
+
+def _rows(
+    store: GraphStore, unit_ids: Sequence[str], keys: list[str], timeout_s: float
+) -> list[Row]:
+    params = {"unit_ids": list(dict.fromkeys(unit_ids)), "entity_keys": keys}
+    return store.run(cypher.kg_boost(), params, timeout_s=timeout_s)
+
+
+def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> BoostResult:
+    raw = {u: 0.0 for u in unit_ids}
+    for row in rows:
+        raw[row["uid"]] = raw_boost(row, weights)
+    return BoostResult(scores=normalise_boosts(raw), raw=raw)
+
+
+def _failed(reason: str) -> BoostResult:
+    warning = f"kg boost skipped: {reason}"
+    logger.warning(warning)
+    return BoostResult(scores={}, warning=warning)
+
+
+def _check_timeout(timeout_s: float) -> None:
+    if not timeout_s > 0:
+        raise BadRequestError(f"timeout_s must be > 0, got {timeout_s!r}")
+
+
+def compute_kg_boost(
+    store: GraphStore | None,
+    unit_ids: Sequence[str],
+    query_entities: Sequence[str],
+    timeout_s: float = 2.0,
+    *,
+    weights: BoostWeights | None = None,
+) -> BoostResult:
+    """Boosts for ``unit_ids`` with ONE graph query, within ``timeout_s`` (wall clock)."""
+    _check_timeout(timeout_s)
+    if not unit_ids:
+        return BoostResult(scores={})
+    if store is None:
+        return _failed("no graph store configured")
+    future: Future[list[Row]] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(_rows(store, unit_ids, _keys(query_entities), timeout_s))
+        except BaseException as e:  # handed to the caller's thread through the future
+            future.set_exception(e)
+
+    threading.Thread(target=work, name="trilha-kg-boost", daemon=True).start()
+    try:
+        rows = future.result(timeout=timeout_s)
+    except TimeoutError:
+        return _failed(f"graph slower than {timeout_s}s")
+    except Exception as e:  # any backend failure degrades, by policy
+        return _failed(f"graph unavailable ({type(e).__name__}: {e})")
+    return _scored(unit_ids, rows, weights or BoostWeights())
+
+
+async def acompute_kg_boost(
+    store: GraphStore | None,
+    unit_ids: Sequence[str],
+    query_entities: Sequence[str],
+    timeout_s: float = 2.0,
+    *,
+    weights: BoostWeights | None = None,
+    batch_size: int | None = None,
+    max_concurrency: int = 20,
+    semaphore: asyncio.Semaphore | None = None,
+) -> BoostResult:
+    """Async boosts: one query per ``batch_size`` units (default: one for all), at most
+    ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
+    Normalisation is over the whole set of units."""
+    _check_timeout(timeout_s)
+    if not unit_ids:
+        return BoostResult(scores={})
+    if store is None:
+        return _failed("no graph store configured")
+    ids = list(dict.fromkeys(unit_ids))
+    size = batch_size or len(ids)
+    gate = semaphore or asyncio.Semaphore(max_concurrency)
+    keys = _keys(query_entities)
+
+    async def one(batch: list[str]) -> list[Row]:
+        async with gate:
+            return await asyncio.to_thread(_rows, store, batch, keys, timeout_s)
+
+    jobs = [one(ids[i : i + size]) for i in range(0, len(ids), size)]
+    try:
+        parts = await asyncio.wait_for(asyncio.gather(*jobs), timeout=timeout_s)
+    except TimeoutError:
+        return _failed(f"graph slower than {timeout_s}s")
+    except Exception as e:  # any backend failure degrades, by policy
+        return _failed(f"graph unavailable ({type(e).__name__}: {e})")
+    return _scored(ids, [row for part in parts for row in part], weights or BoostWeights())

@@ -1,0 +1,337 @@
+"""Pure Cypher builders: every statement trilha sends, apart from the I/O that sends it.
+
+Builders take allow-listed labels / relationship types and validated ints only; every value
+(ids, names, limits, languages) is a ``$parameter``. Each returns a string; the callers pass the
+parameters. Graph objects are projected to maps here (``{label, props}``, ``{type, s_label,
+s_id, t_label, t_id, props}``) so backends return plain dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trilha.graph.dialect import Dialect, shortest_path_clause
+from trilha.graph.model import COOCCURRENCE_WEIGHT_CYPHER, check_label, check_rel_type
+
+
+def node_map(var: str) -> str:
+    """``{label, props}`` of node ``var``."""
+    return f"{{label: labels({var})[0], props: properties({var})}}"
+
+
+def rel_map(var: str) -> str:
+    """``{type, s_label, s_id, t_label, t_id, props}`` of relationship ``var``."""
+    return (
+        f"{{type: type({var}), s_label: labels(startNode({var}))[0], s_id: startNode({var}).id, "
+        f"t_label: labels(endNode({var}))[0], t_id: endNode({var}).id, props: properties({var})}}"
+    )
+
+
+def _types(rel_types: Sequence[str]) -> str:
+    return "|".join(check_rel_type(t) for t in rel_types)
+
+
+# --- writes -------------------------------------------------------------------------------
+
+
+def upsert_nodes(label: str) -> str:
+    """Merge ``label`` nodes by id and set their properties (rows: ``{id, props}``)."""
+    return f"UNWIND $rows AS row MERGE (n:{check_label(label)} {{id: row.id}}) SET n += row.props"
+
+
+def upsert_entities() -> str:
+    """Merge extracted entities; a specific type replaces the generic 'Concept'.
+
+    Rows: ``{id, name, type}``.
+    """
+    return (
+        "UNWIND $rows AS row MERGE (e:Entity {id: row.id}) "
+        "ON CREATE SET e.name = row.name, e.origin = 'text' "
+        "SET e.type = CASE WHEN e.type IS NULL OR e.type = 'Concept' THEN row.type "
+        "ELSE e.type END"
+    )
+
+
+def upsert_chunks() -> str:
+    """Merge chunks and their PART_OF edge (rows: ``{id, doc_id, props}``)."""
+    return (
+        "UNWIND $rows AS row MERGE (c:Chunk {id: row.id}) SET c += row.props "
+        "WITH c, row MATCH (d:Doc {id: row.doc_id}) MERGE (c)-[:PART_OF]->(d)"
+    )
+
+
+def link_doc(label: str, rel_type: str) -> str:
+    """Merge named ``label`` nodes and link a Doc to them (rows: ``{doc, id, name}``)."""
+    return (
+        f"UNWIND $rows AS row MATCH (d:Doc {{id: row.doc}}) "
+        f"MERGE (t:{check_label(label)} {{id: row.id}}) "
+        "ON CREATE SET t.name = row.name, t.origin = 'text' "
+        f"MERGE (d)-[:{check_rel_type(rel_type)}]->(t)"
+    )
+
+
+def unlink_doc_stale(label: str, rel_type: str) -> str:
+    """Delete a Doc's ``rel_type`` edges to ``label`` nodes not in ``row.keep``; their ids."""
+    return (
+        f"UNWIND $rows AS row MATCH (d:Doc {{id: row.doc}})-[r:{check_rel_type(rel_type)}]->"
+        f"(t:{check_label(label)}) WHERE NOT t.id IN row.keep DELETE r RETURN DISTINCT t.id AS id"
+    )
+
+
+def delete_stale_mentions() -> str:
+    """Delete a chunk's MENTIONS not in ``row.keep``; returns the entity ids touched."""
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id})-[m:MENTIONS]->(e:Entity) "
+        "WHERE NOT e.id IN row.keep DELETE m RETURN DISTINCT e.id AS id"
+    )
+
+
+def upsert_mentions() -> str:
+    """Merge MENTIONS with salience and count (rows: ``{chunk, entity, salience, count}``)."""
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}) MATCH (e:Entity {id: row.entity}) "
+        "MERGE (c)-[m:MENTIONS]->(e) SET m.salience = row.salience, m.count = row.count"
+    )
+
+
+def refresh_entity_salience() -> str:
+    """Set each entity's salience to its highest mention salience (rows: entity ids)."""
+    return (
+        "UNWIND $rows AS k MATCH (e:Entity {id: k}) OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk) "
+        "WITH e, max(m.salience) AS s SET e.salience = coalesce(s, e.salience, 0.0)"
+    )
+
+
+_COOC = (
+    "OPTIONAL MATCH (a)<-[:MENTIONS]-(c:Chunk)-[:MENTIONS]->(b) "
+    "WITH a, b, r, count(DISTINCT c) AS n"
+)
+
+
+def upsert_cooccurrence() -> str:
+    """Merge RELATED a→b (a.id < b.id) from the chunks mentioning both (rows: ``{a, b}``).
+
+    ``cooccurrence`` is the chunk count and ``weight`` is ``n/(n+1)``, except on edges written
+    as explicit records, whose weight is kept.
+    """
+    return (
+        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}) MATCH (b:Entity {id: row.b}) "
+        "OPTIONAL MATCH (a)<-[:MENTIONS]-(c:Chunk)-[:MENTIONS]->(b) "
+        "WITH a, b, count(DISTINCT c) AS n WHERE n > 0 "
+        "MERGE (a)-[r:RELATED]->(b) SET r.cooccurrence = n, r.weight = CASE WHEN "
+        f"r.origin = 'record' THEN r.weight ELSE {COOCCURRENCE_WEIGHT_CYPHER} END"
+    )
+
+
+def related_pairs_of() -> str:
+    """Co-occurrence RELATED pairs touching the entities in ``$ids`` (read)."""
+    return (
+        "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]-(b:Entity) "
+        "WHERE coalesce(r.origin, '') <> 'record' RETURN DISTINCT a.id AS a, b.id AS b"
+    )
+
+
+def delete_dead_cooccurrence() -> str:
+    """Delete co-occurrence RELATED a→b edges no chunk supports any more (rows: ``{a, b}``)."""
+    return (
+        "UNWIND $rows AS row MATCH (a:Entity {id: row.a})-[r:RELATED]->(b:Entity {id: row.b}) "
+        f"WHERE coalesce(r.origin, '') <> 'record' {_COOC} WHERE n = 0 DELETE r"
+    )
+
+
+def orphans(label: str, rel_type: str) -> str:
+    """Ids in ``$ids`` of ``label`` nodes with no incoming ``rel_type`` left (read)."""
+    return (
+        f"UNWIND $ids AS k MATCH (e:{check_label(label)} {{id: k}}) "
+        f"OPTIONAL MATCH (e)<-[m:{check_rel_type(rel_type)}]-() WITH e, count(m) AS n "
+        "WHERE n = 0 AND coalesce(e.origin, '') <> 'record' RETURN e.id AS id"
+    )
+
+
+def delete_nodes(label: str) -> str:
+    """Detach-delete the ``label`` nodes whose ids are in ``$ids``."""
+    return f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) DETACH DELETE n"
+
+
+def doc_chunk_ids() -> str:
+    """Ids of a document's chunks, by ``doc_id`` property and by PART_OF (read)."""
+    return (
+        "MATCH (a:Chunk {doc_id: $doc_id}) RETURN a.id AS id UNION "
+        "MATCH (b:Chunk)-[:PART_OF]->(:Doc {id: $doc_id}) RETURN b.id AS id"
+    )
+
+
+def mentioned_by() -> str:
+    """Ids of the entities the chunks in ``$ids`` mention (read)."""
+    return (
+        "UNWIND $ids AS i MATCH (:Chunk {id: i})-[:MENTIONS]->(e:Entity) RETURN DISTINCT e.id AS id"
+    )
+
+
+def doc_links() -> str:
+    """Tags and categories of document ``$doc_id`` (read)."""
+    return (
+        "MATCH (:Doc {id: $doc_id})-[:HAS_TAG|IN_CATEGORY]->(t) "
+        "RETURN labels(t)[0] AS label, t.id AS id"
+    )
+
+
+def upsert_edges(rel_type: str, source_label: str, target_label: str) -> str:
+    """Merge explicit edges and their endpoints, which become ``origin = 'record'`` (kept
+    when no chunk mentions them any more).
+
+    Rows: ``{source, target, s_name, t_name, props}``.
+    """
+    s, t, r = check_label(source_label), check_label(target_label), check_rel_type(rel_type)
+    return (
+        f"UNWIND $rows AS row MERGE (a:{s} {{id: row.source}}) "
+        "ON CREATE SET a.name = row.s_name SET a.origin = 'record' "
+        f"MERGE (b:{t} {{id: row.target}}) ON CREATE SET b.name = row.t_name "
+        "SET b.origin = 'record' "
+        f"MERGE (a)-[e:{r}]->(b) SET e += row.props"
+    )
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+def node_by_id(label: str) -> str:
+    """``{label, props}`` of the ``label`` nodes whose ids are in ``$ids``."""
+    return (
+        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) RETURN {node_map('n')} AS node"
+    )
+
+
+def _paths(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
+    where = " WHERE n:Entity AND n.id IN $names" if with_names else ""
+    return (
+        f"MATCH (d:Doc {{id: $doc_id}}) MATCH p = (d)-[:{_types(rel_types)}*1..{int(max_hops)}]-(n)"
+        f"{where} WITH p LIMIT $path_cap "
+    )
+
+
+def subgraph_nodes(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
+    """The ``$node_cap`` nearest distinct nodes on the first ``$path_cap`` paths of
+    1..``max_hops`` hops from Doc ``$doc_id`` (ties by label, then id), each with its shortest
+    distance ``dist``; also ``paths``, the number of paths seen.
+
+    With ``with_names`` only paths ending at an Entity whose id is in ``$names`` count.
+    """
+    return (
+        _paths(rel_types, max_hops, with_names)
+        + "WITH collect(p) AS ps WITH ps, size(ps) AS paths UNWIND ps AS p "
+        "UNWIND range(0, length(p)) AS i WITH paths, nodes(p)[i] AS x, i "
+        "WITH paths, x, min(i) AS dist ORDER BY dist, labels(x)[0], x.id LIMIT $node_cap "
+        f"RETURN {node_map('x')} AS node, dist, paths"
+    )
+
+
+def subgraph_rels(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
+    """Distinct relationships on the same paths as :func:`subgraph_nodes` whose two ends are
+    in ``$kept`` (``'<Label>:<id>'`` strings), with ``dist``."""
+    ends = (
+        "(labels(startNode(r))[0] + ':' + startNode(r).id) IN $kept AND "
+        "(labels(endNode(r))[0] + ':' + endNode(r).id) IN $kept"
+    )
+    return (
+        _paths(rel_types, max_hops, with_names)
+        + "UNWIND range(0, length(p) - 1) AS i WITH relationships(p)[i] AS r, i "
+        f"WITH r, min(i) + 1 AS dist WHERE {ends} RETURN {rel_map('r')} AS rel, dist"
+    )
+
+
+def related_among() -> str:
+    """RELATED edges whose two ends are both among the entity ids ``$ids``."""
+    return (
+        "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
+        f"RETURN {rel_map('r')} AS rel"
+    )
+
+
+def shortest_path(dialect: Dialect, rel_types: Sequence[str], max_length: int) -> str:
+    """One shortest undirected path between Entities ``$source`` and ``$target``."""
+    clause = shortest_path_clause(dialect, tuple(rel_types), int(max_length))
+    return (
+        "MATCH (src:Entity {id: $source}) MATCH (dst:Entity {id: $target}) "
+        f"{clause} RETURN [x IN nodes(path) | {node_map('x')}] AS nodes, "
+        f"[r IN relationships(path) | {rel_map('r')}] AS rels LIMIT 1"
+    )
+
+
+def _lang(var: str, language: bool, joiner: str = "WHERE") -> str:
+    return f" {joiner} {var}.lang = $language" if language else ""
+
+
+def topn_direct(language: bool) -> str:
+    """Docs whose chunks mention the entities ``$keys``: best salience per (doc, entity)."""
+    return (
+        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[m:MENTIONS]-(:Chunk)-[:PART_OF]->(d:Doc)"
+        f"{_lang('d', language)} WITH d, q, max(coalesce(m.salience, 0.0)) AS s "
+        "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, "
+        "q.name AS entity, s AS salience LIMIT $cap"
+    )
+
+
+def topn_related(language: bool) -> str:
+    """Docs mentioning an entity RELATED to one of ``$keys`` (one hop), with weight/salience."""
+    return (
+        "UNWIND $keys AS k MATCH (q:Entity {id: k}) WITH q MATCH (q)-[r:RELATED]-(e:Entity) "
+        "WHERE NOT e.id IN $keys WITH q, r, e "
+        "MATCH (e)<-[m:MENTIONS]-(:Chunk)-[:PART_OF]->(d:Doc)"
+        f"{_lang('d', language)} WITH d, q, e, max(coalesce(r.weight, 0.0)) AS w, "
+        "max(coalesce(m.salience, 0.0)) AS s RETURN d.id AS doc_id, d.title AS title, "
+        "d.updated_at AS updated_at, q.name AS entity, e.name AS via, w AS weight, "
+        "s AS salience LIMIT $cap"
+    )
+
+
+def topn_recent(language: bool, in_category: bool) -> str:
+    """The most recently updated docs (optionally of category ``$category``)."""
+    head = (
+        "MATCH (d:Doc)-[:IN_CATEGORY]->(:Category {id: $category})"
+        if in_category
+        else "MATCH (d:Doc)"
+    )
+    return (
+        f"{head}{_lang('d', language)} RETURN d.id AS doc_id, d.title AS title, "
+        "d.updated_at AS updated_at ORDER BY coalesce(d.updated_at, '') DESC, doc_id LIMIT $cap"
+    )
+
+
+def categories_of() -> str:
+    """Category ids of the docs ``$ids``."""
+    return (
+        "UNWIND $ids AS i MATCH (d:Doc {id: i})-[:IN_CATEGORY]->(c:Category) "
+        "RETURN d.id AS doc_id, c.id AS category, c.name AS name"
+    )
+
+
+def kg_boost() -> str:
+    """Per chunk ``$unit_ids``: Criterio/Fato/Prova via its doc or itself, query entities.
+
+    One statement for the whole batch; the arithmetic happens in Python
+    (:func:`trilha.graph.boost.raw_boost`).
+    """
+
+    def part(var: str, rel: str, label: str, alias: str, carried: str, value: str) -> str:
+        return (
+            f"OPTIONAL MATCH ({var})-[{alias}r:{rel}]->({alias}:{label}) "
+            f"WITH uid, c, d{carried}, collect({value}) AS {alias}_{var} "
+        )
+
+    crit = "{id: %s.id, peso: coalesce(%sr.peso, %s.peso)}"
+    return (
+        "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
+        "WITH uid, c, d "
+        + part("d", "HAS_CRITERIO", "Criterio", "k1", "", crit % ("k1", "k1", "k1"))
+        + part("c", "HAS_CRITERIO", "Criterio", "k2", ", k1_d", crit % ("k2", "k2", "k2"))
+        + part("d", "HAS_FATO", "Fato", "f1", ", k1_d, k2_c", "f1.id")
+        + part("c", "HAS_FATO", "Fato", "f2", ", k1_d, k2_c, f1_d", "f2.id")
+        + part("d", "HAS_PROVA", "Prova", "p1", ", k1_d, k2_c, f1_d, f2_c", "p1.id")
+        + part("c", "HAS_PROVA", "Prova", "p2", ", k1_d, k2_c, f1_d, f2_c, p1_d", "p2.id")
+        + "OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity) WHERE e.id IN $entity_keys "
+        "WITH uid, k1_d, k2_c, f1_d, f2_c, p1_d, p2_c, "
+        "collect({id: e.id, salience: m.salience}) AS ents "
+        "RETURN uid, k1_d + k2_c AS criterios, f1_d + f2_c AS fatos, p1_d + p2_c AS provas, "
+        "ents AS entities"
+    )

@@ -1,0 +1,254 @@
+"""Exports of graph results: mermaid text (seed 003 §4) and ``context.md`` (seed 003 §5).
+
+Mermaid: ``graph LR``; node ids are ``<label>_<id>`` reduced to ``[A-Za-z0-9_]`` (made unique
+with a numeric suffix when two collapse to the same id); labels are quoted and escaped with
+mermaid entity codes (``#quot;``, ``#35;``, ``#lt;``...), newlines flattened, long labels cut, so
+quotes, brackets, pipes, backticks and any unicode stay inside the label. Edges follow the
+seed's shape: Doc → Chunk → Entity, ``-. "RELATED (w)" .->`` between entities (quoted: mermaid 11
+rejects the seed's unquoted ``-. RELATED (0.73) .->``), Doc → Category/Tag;
+other types are labelled ``-->|TYPE|``. ``draw_png`` lives in :mod:`trilha.graph.drawing`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from trilha.graph.drawing import draw_png
+from trilha.graph.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNItem
+
+__all__ = [
+    "ContextData",
+    "build_context",
+    "draw_png",
+    "escape_label",
+    "mermaid",
+    "mermaid_from",
+    "mermaid_id",
+    "render_context_md",
+]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_ENTITIES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "`": "#96;"}
+_MAX_LABEL = 60
+_SECTIONS = (
+    ("documents and chunks", {"PART_OF", "MENTIONS"}),
+    ("entity relations", {"RELATED"}),
+    ("categories and tags", {"IN_CATEGORY", "HAS_TAG"}),
+)
+
+
+def escape_label(text: str) -> str:
+    """Text safe inside a quoted mermaid label."""
+    flat = " ".join(text.split())
+    if len(flat) > _MAX_LABEL:
+        flat = flat[: _MAX_LABEL - 1] + "…"
+    return "".join(_ENTITIES.get(c, c) for c in flat)
+
+
+def mermaid_id(display_id: str) -> str:
+    """``'Entity:Neo4j'`` → ``'entity_Neo4j'``: only ``[A-Za-z0-9_]``."""
+    label, _, rest = display_id.partition(":")
+    return f"{_UNSAFE.sub('_', label.lower()) or 'node'}_{_UNSAFE.sub('_', rest)}"
+
+
+def _caption(node: GraphNode) -> str:
+    extra = node.model_extra or {}
+    if node.label == "Chunk" and extra.get("ordinal") is not None:
+        return f"Chunk#{extra['ordinal']}"
+    shown = node.title or node.name or node.id.partition(":")[2]
+    return f"{node.label}｜{shown}"
+
+
+class _Ids:
+    """Unique mermaid ids per display id."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+        self.used: set[str] = set()
+
+    def get(self, display: str) -> str:
+        if display not in self.ids:
+            base, n = mermaid_id(display), 2
+            candidate = base
+            while candidate in self.used:
+                candidate, n = f"{base}_{n}", n + 1
+            self.ids[display] = candidate
+            self.used.add(candidate)
+        return self.ids[display]
+
+
+def mermaid(result: SubgraphResult | PathResult) -> str:
+    """Mermaid ``graph LR`` text of a subgraph or a path."""
+    nodes = result.nodes if isinstance(result, SubgraphResult) else result.path
+    return mermaid_from(nodes, result.edges)
+
+
+def mermaid_from(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge]) -> str:
+    """Mermaid ``graph LR`` text of nodes and edges."""
+    ids, declared = _Ids(), set()
+    captions = {n.id: _caption(n) for n in nodes}
+
+    def ref(display: str) -> str:
+        mid = ids.get(display)
+        if mid in declared:
+            return mid
+        declared.add(mid)
+        return f'{mid}["{escape_label(captions.get(display, display))}"]'
+
+    lines = ["graph LR"]
+    sections = [*_SECTIONS, ("other relations", None)]
+    known = set().union(*(types for _, types in _SECTIONS))
+    for title, types in sections:
+        chosen = [e for e in edges if (e.type in types if types else e.type not in known)]
+        if chosen:
+            lines.append(f"  %% {title}")
+            lines.extend(f"  {_edge(e, ref)}" for e in chosen)
+    lonely = [n for n in nodes if ids.get(n.id) not in declared]
+    if lonely:
+        lines.append("  %% nodes")
+        lines.extend(f"  {ref(n.id)}" for n in lonely)
+    return "\n".join(lines) + "\n"
+
+
+def _edge(e: GraphEdge, ref: Callable[[str], str]) -> str:
+    if e.type == "PART_OF":  # drawn Doc --> Chunk, as in the seed
+        return f"{ref(e.target)} --> {ref(e.source)}"
+    if e.type == "RELATED":
+        weight = f" ({e.weight:.2f})" if e.weight is not None else ""
+        return f'{ref(e.source)} -. "RELATED{weight}" .-> {ref(e.target)}'
+    if e.type in {"MENTIONS", "IN_CATEGORY", "HAS_TAG"}:
+        return f"{ref(e.source)} --> {ref(e.target)}"
+    return f"{ref(e.source)} -->|{e.type}| {ref(e.target)}"
+
+
+class ContextData(BaseModel):
+    """The variables of the context.md template (seed 003 §5)."""
+
+    entity_names: list[str] = Field(default_factory=list, description="Query entities.")
+    doc_titles: list[str] = Field(default_factory=list, description="Related documents.")
+    time_range: str = Field("", description="Time span of the related documents.")
+    mermaid_graph: str = Field("", description="Mermaid text of the key subgraph.")
+    edges: list[GraphEdge] = Field(default_factory=list, description="Evidence edges.")
+    limit: int = Field(0, description="N of the recommended top-N.")
+    top_docs: list[TopNItem] = Field(default_factory=list, description="Recommended documents.")
+
+
+_TEMPLATES: dict[str, dict[str, str]] = {
+    "zh": {
+        "bg": "# 问题背景",
+        "ents": "- 查询实体：",
+        "docs": "- 关联文档：",
+        "time": "- 时间范围：",
+        "graph": "# 重点子图",
+        "paths": "# 证据路径",
+        "top": "# 推荐文档（Top {limit})",
+        "join": ", ",
+        "doc_join": "、",
+        "reason_join": "；",
+        "when": "（{date}）",
+        "none": "无",
+    },
+    "en": {
+        "bg": "# Background",
+        "ents": "- Query entities: ",
+        "docs": "- Related documents: ",
+        "time": "- Time range: ",
+        "graph": "# Key subgraph",
+        "paths": "# Evidence paths",
+        "top": "# Recommended documents (Top {limit})",
+        "join": ", ",
+        "doc_join": "; ",
+        "reason_join": "; ",
+        "when": " ({date})",
+        "none": "none",
+    },
+    "pt": {
+        "bg": "# Contexto da pergunta",
+        "ents": "- Entidades consultadas: ",
+        "docs": "- Documentos relacionados: ",
+        "time": "- Período: ",
+        "graph": "# Subgrafo principal",
+        "paths": "# Caminhos de evidência",
+        "top": "# Documentos recomendados (Top {limit})",
+        "join": ", ",
+        "doc_join": "; ",
+        "reason_join": "; ",
+        "when": " ({date})",
+        "none": "nenhum",
+    },
+}
+
+
+def _md(text: str) -> str:
+    """Inline markdown-safe text: one line, with emphasis/link characters escaped."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", " ".join(text.split()))
+
+
+def render_context_md(data: ContextData, lang: str = "en") -> str:
+    """The context.md of seed 003 §5 (``lang`` 'zh' is the seed's wording; 'en', 'pt')."""
+    t = _TEMPLATES.get(lang, _TEMPLATES["en"])
+    lines = [
+        t["bg"],
+        t["ents"] + (t["join"].join(_md(n) for n in data.entity_names) or t["none"]),
+        t["docs"] + (t["doc_join"].join(_md(d) for d in data.doc_titles) or t["none"]),
+        t["time"] + (_md(data.time_range) or t["none"]),
+        "",
+        t["graph"],
+        "```mermaid",
+        (data.mermaid_graph.rstrip("\n") or "graph LR"),
+        "```",
+        "",
+        t["paths"],
+    ]
+    for e in data.edges:
+        weight = f" ({e.weight:.2f})" if e.weight is not None else ""
+        lines.append(f"- {_md(e.source)} --{e.type}{weight}--> {_md(e.target)}")
+    lines += ["", t["top"].format(limit=data.limit)]
+    for item in data.top_docs:
+        when = t["when"].format(date=_md(item.updated_at or "")) if item.updated_at else ""
+        lines.append(f"1. **{_md(item.title or item.doc_id)}**{when}  ")
+        lines.append(f"   {t['reason_join'].join(_md(r) for r in item.reasons)}")
+    return "\n".join(lines) + "\n"
+
+
+def build_context(
+    subgraph: SubgraphResult | None = None,
+    path: PathResult | None = None,
+    top: Sequence[TopNItem] = (),
+    *,
+    entity_names: Sequence[str] = (),
+    time_range: str | None = None,
+    limit: int | None = None,
+    max_edges: int = 30,
+) -> ContextData:
+    """Template variables from query results: titles, dates, mermaid and evidence edges."""
+    docs = [n for n in (subgraph.nodes if subgraph else []) if n.label == "Doc"]
+    titles = list(
+        dict.fromkeys([*(n.title or n.id for n in docs), *(i.title or i.doc_id for i in top)])
+    )
+    dates = sorted(
+        d[:10] for d in [*(n.updated_at for n in docs), *(i.updated_at for i in top)] if d
+    )
+    edges = list(
+        dict.fromkeys(
+            [
+                *(path.edges if path else []),
+                *(e for e in (subgraph.edges if subgraph else []) if e.type == "RELATED"),
+            ]
+        )
+    )
+    shown = subgraph if subgraph is not None else path
+    return ContextData(
+        entity_names=list(entity_names),
+        doc_titles=titles,
+        time_range=time_range
+        if time_range is not None
+        else (f"{dates[0]} – {dates[-1]}" if dates else ""),
+        mermaid_graph=mermaid(shown) if shown is not None else "",
+        edges=edges[:max_edges],
+        limit=limit if limit is not None else len(top),
+        top_docs=list(top),
+    )

@@ -1,0 +1,364 @@
+"""Entity extraction for the graph: an offline rule-based extractor (pt and en) and an optional
+LLM extractor over LlamaIndex's ``SchemaLLMPathExtractor``.
+
+The rule extractor finds, per text unit:
+
+1. known entities from a gazetteer (names and aliases, case-insensitive, longest first);
+2. acronyms: all-capital tokens of 2+ letters (``STJ``, ``LGPD``, ``VPN``), except in shouted
+   all-caps sentences;
+3. capitalised noun phrases (``Superior Tribunal de Justiça``, ``Knowledge Graph``), allowing
+   lower-case connectors inside (de, da, do, of, for, ...). A capitalised word that starts a
+   sentence is dropped when it is a stopword ("The", "Em", "However"); a lone sentence-initial
+   word is kept only if it also appears capitalised mid-sentence.
+
+Salience (:func:`salience`) combines frequency and first position, normalised to 0–1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
+
+from pydantic import BaseModel, Field
+
+from trilha.errors import MissingDependencyError
+from trilha.graph.model import normalise_name
+from trilha.types import TextUnit
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Words that are never an entity on their own, and drop from the start of a sentence (en + pt).
+STOPWORDS = _words(
+    """
+a an the this that these those in on at for with however but and or if when while as it its we
+our they their there here of to by from after before during since although because so then thus
+also each every some many most all both no not what which who whom how why where i you he she my
+your his her us them one any such other new first last next yes please note see today yesterday
+tomorrow
+o a os as um uma uns umas de da do das dos em no na nos nas para por com sem sobre entre e ou
+mas se que quando como onde porque pois este esta estes estas esse essa esses essas isso isto
+aquele aquela ele ela eles elas nós eu você vocês seu sua seus suas meu minha também já não sim
+ao aos à às pelo pela pelos pelas segundo conforme assim então portanto contudo entretanto
+todavia cada todo toda todos todas qual quais quem após antes durante desde embora caso hoje
+ontem amanhã nesse nessa neste nesta deste desta desse dessa outro outra
+later now still yet meanwhile finally moreover furthermore therefore hence instead indeed perhaps
+maybe only even just again soon once recently currently usually often sometimes always never
+depois agora ainda logo enfim finalmente além porém inclusive apenas somente sempre nunca
+recentemente atualmente
+"""
+)
+NON_ENTITIES = STOPWORDS | _words(
+    """
+january february march april may june july august september october november december monday
+tuesday wednesday thursday friday saturday sunday
+"""
+)
+#: Lower-case words allowed inside a capitalised phrase (Tribunal de Justiça, Bank of America).
+CONNECTORS = _words("da das de del della der des di do dos du for la le of van von")
+
+_SENTENCE = re.compile(r"[^.!?;:\n]+")
+_TOKEN = re.compile(r"[^\W_][\w'’-]*")
+_MAX_PHRASE = 6
+
+
+class ExtractedEntity(NamedTuple):
+    """An entity found in one unit."""
+
+    name: str
+    type: str
+    salience: float
+    occurrences: int = 1
+
+
+class KnownEntity(BaseModel):
+    """A gazetteer entry."""
+
+    name: str = Field(description="Canonical display name.")
+    type: str = Field("Concept", description="Entity type recorded in the graph.")
+    aliases: list[str] = Field(default_factory=list, description="Other spellings.")
+
+
+Gazetteer = Mapping[str, str] | Iterable[KnownEntity]
+
+
+class EntityExtractor(Protocol):
+    """Anything that turns a unit into entities."""
+
+    def extract(self, unit: TextUnit) -> list[ExtractedEntity]:
+        """Entities of one unit, most salient first."""
+        ...
+
+
+def salience(count: int, max_count: int, first_pos: float, *, in_title: bool = False) -> float:
+    """Salience in [0, 1] from frequency and position.
+
+    ``(0.5 + 0.5 * log1p(count) / log1p(max_count)) * (1 - 0.5 * first_pos)``, plus 0.2 when the
+    entity is in the title (capped at 1). ``first_pos`` is the first offset / text length.
+    """
+    freq = math.log1p(count) / math.log1p(max_count) if max_count > 0 else 0.0
+    score = (0.5 + 0.5 * freq) * (1.0 - 0.5 * min(max(first_pos, 0.0), 1.0))
+    return round(min(1.0, score + (0.2 if in_title else 0.0)), 4)
+
+
+@dataclass
+class _Seen:
+    display: str
+    type: str
+    rank: int
+    count: int = 0
+    first: int = 0
+
+
+@dataclass
+class _Found:
+    """Occurrences collected over one text."""
+
+    seen: dict[str, _Seen] = field(default_factory=dict)
+    initial_only: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    mid_caps: set[str] = field(default_factory=set)
+
+    def add(self, display: str, type_: str, pos: int, rank: int) -> None:
+        key = normalise_name(display)
+        if not key or key in NON_ENTITIES or len(key) < 2:
+            return
+        s = self.seen.get(key)
+        if s is None:
+            s = self.seen[key] = _Seen(display, type_, rank, first=pos)
+        elif rank < s.rank:
+            s.display, s.type, s.rank = display, type_, rank
+        s.count += 1
+        s.first = min(s.first, pos)
+
+
+def _marked(tok: str) -> bool:
+    """Inner capitals or digits (GraphRAG, Neo4j): a name even at the start of a sentence."""
+    return any(c.isupper() or c.isdigit() for c in tok[1:])
+
+
+def _is_acronym(tok: str) -> bool:
+    letters = [c for c in tok if c.isalpha()]
+    return len(letters) >= 2 and all(c.isupper() for c in letters)
+
+
+class RuleEntityExtractor:
+    """Offline entity extractor for Portuguese and English text."""
+
+    def __init__(self, gazetteer: Gazetteer | None = None, *, max_entities: int = 20) -> None:
+        entries = _entries(gazetteer)
+        self._known: dict[str, tuple[str, str]] = {}
+        for e in entries:
+            for surface in (e.name, *e.aliases):
+                if normalise_name(surface):
+                    self._known[normalise_name(surface)] = (e.name, e.type)
+        names = sorted(self._known, key=len, reverse=True)
+        self._pattern = (
+            re.compile(
+                r"(?<!\w)("
+                + "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names)
+                + r")(?!\w)",
+                re.IGNORECASE,
+            )
+            if names
+            else None
+        )
+        self.max_entities = max_entities
+
+    def extract(self, unit: TextUnit) -> list[ExtractedEntity]:
+        """Entities of ``unit`` (its title counts for salience)."""
+        return self.extract_text(unit.text, title=unit.title)
+
+    def __call__(self, units: Iterable[TextUnit]) -> dict[str, list[ExtractedEntity]]:
+        """Entities per ``unit_id``."""
+        return {u.unit_id: self.extract(u) for u in units}
+
+    def extract_text(self, text: str, *, title: str | None = None) -> list[ExtractedEntity]:
+        """Entities of a text, most salient first, at most ``max_entities``."""
+        found = _Found()
+        taken = self._gazetteer(text, found)
+        for m in _SENTENCE.finditer(text):
+            self._sentence(m.group(), m.start(), taken, found)
+        for key, hits in found.initial_only.items():
+            if key in found.mid_caps or key in found.seen:
+                for display, pos in hits:
+                    found.add(display, "Concept", pos, 2)
+        return self._rank(found, len(text), normalise_name(title or ""))
+
+    def _gazetteer(self, text: str, found: _Found) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        if self._pattern is None:
+            return spans
+        for m in self._pattern.finditer(text):
+            name, type_ = self._known[normalise_name(m.group())]
+            found.add(name, type_, m.start(), 0)
+            spans.append(m.span())
+        return spans
+
+    def _sentence(
+        self, sent: str, offset: int, taken: list[tuple[int, int]], found: _Found
+    ) -> None:
+        toks = [
+            (t.group(), offset + t.start(), offset + t.end())
+            for t in _TOKEN.finditer(sent)
+            if not any(a < offset + t.end() and offset + t.start() < b for a, b in taken)
+        ]
+        letters = [t for t, _, _ in toks if any(c.isalpha() for c in t)]
+        shouting = len(letters) >= 4 and sum(_is_acronym(t) for t in letters) > 0.6 * len(letters)
+        first_tok = _TOKEN.search(sent)
+        first_start = offset + first_tok.start() if first_tok else -1
+        phrase: list[tuple[str, int, int]] = []
+        for tok, start, end in [*toks, ("", -1, -1)]:
+            if tok and _is_acronym(tok) and not shouting:
+                self._flush(phrase, first_start, found)
+                found.add(tok, "Acronym", start, 1)
+                phrase = []
+            elif tok and (
+                (tok[0].isupper() and not shouting) or (phrase and tok.casefold() in CONNECTORS)
+            ):
+                phrase.append((tok, start, end))
+            else:
+                self._flush(phrase, first_start, found)
+                phrase = []
+
+    def _flush(self, phrase: list[tuple[str, int, int]], first_start: int, found: _Found) -> None:
+        while phrase and phrase[-1][0].casefold() in CONNECTORS:
+            phrase.pop()
+        initial = bool(phrase) and phrase[0][1] == first_start
+        if initial and phrase[0][0].casefold() in STOPWORDS:
+            phrase = phrase[1:]
+            while phrase and phrase[0][0].casefold() in CONNECTORS:
+                phrase = phrase[1:]
+            initial = False
+        if not phrase:
+            return
+        phrase = phrase[:_MAX_PHRASE]
+        display = " ".join(t for t, _, _ in phrase)
+        key = normalise_name(display)
+        if initial and len(phrase) == 1 and not _marked(phrase[0][0]):
+            found.initial_only.setdefault(key, []).append((display, phrase[0][1]))
+            return
+        if len(phrase) == 1:
+            found.mid_caps.add(key)
+        found.add(display, "Concept", phrase[0][1], 2)
+
+    def _rank(self, found: _Found, length: int, title_key: str) -> list[ExtractedEntity]:
+        if not found.seen:
+            return []
+        top = max(s.count for s in found.seen.values())
+        out = [
+            ExtractedEntity(
+                s.display,
+                s.type,
+                salience(s.count, top, s.first / max(length, 1), in_title=_within(key, title_key)),
+                s.count,
+            )
+            for key, s in found.seen.items()
+        ]
+        out.sort(key=lambda e: (-e.salience, normalise_name(e.name)))
+        return out[: self.max_entities]
+
+
+def _within(key: str, text: str) -> bool:
+    return bool(text) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", text) is not None
+
+
+def _entries(gazetteer: Gazetteer | None) -> list[KnownEntity]:
+    if gazetteer is None:
+        return []
+    if isinstance(gazetteer, Mapping):
+        return [KnownEntity(name=k, type=v) for k, v in gazetteer.items()]
+    return list(gazetteer)
+
+
+def entities_in_query(text: str, gazetteer: Gazetteer | None = None) -> list[str]:
+    """Entity names mentioned by a query text (for the KG boost), most salient first."""
+    return [e.name for e in RuleEntityExtractor(gazetteer).extract_text(text)]
+
+
+class LLMEntityExtractor:
+    """Entities from an LLM through LlamaIndex's ``SchemaLLMPathExtractor`` (lazy import).
+
+    Use it only when an LLM is configured; salience follows :func:`salience` using how often
+    and how early the LLM's entity names occur in the text (1 occurrence at the end when absent).
+    """
+
+    def __init__(
+        self,
+        llm: Any,
+        *,
+        entity_types: Sequence[str] | None = None,
+        relation_types: Sequence[str] | None = None,
+        max_triplets_per_chunk: int = 10,
+        num_workers: int = 1,
+    ) -> None:
+        try:
+            from llama_index.core.indices.property_graph import SchemaLLMPathExtractor
+        except ImportError as e:
+            raise MissingDependencyError("llama-index-core", None, "LLM entity extraction") from e
+        kwargs: dict[str, Any] = {}
+        if entity_types:
+            kwargs["possible_entities"] = Literal[tuple(entity_types)]
+        if relation_types:
+            kwargs["possible_relations"] = Literal[tuple(relation_types)]
+        self._extractor = SchemaLLMPathExtractor(
+            llm=llm,
+            strict=False,
+            max_triplets_per_chunk=max_triplets_per_chunk,
+            num_workers=num_workers,
+            **kwargs,
+        )
+
+    def extract(self, unit: TextUnit) -> list[ExtractedEntity]:
+        """Entities of one unit (runs the extractor's own event loop: not inside a loop)."""
+        return self.extract_many([unit])[unit.unit_id]
+
+    def extract_many(self, units: Sequence[TextUnit]) -> dict[str, list[ExtractedEntity]]:
+        """Entities per unit_id."""
+        return self._collect(units, self._extractor(_nodes(units)))
+
+    async def aextract_many(self, units: Sequence[TextUnit]) -> dict[str, list[ExtractedEntity]]:
+        """Entities per unit_id, awaiting the extractor."""
+        return self._collect(units, await self._extractor.acall(_nodes(units)))
+
+    @staticmethod
+    def _collect(
+        units: Sequence[TextUnit], nodes: Sequence[Any]
+    ) -> dict[str, list[ExtractedEntity]]:
+        from llama_index.core.graph_stores.types import KG_NODES_KEY
+
+        out: dict[str, list[ExtractedEntity]] = {}
+        for unit, node in zip(units, nodes, strict=True):
+            typed = {
+                normalise_name(n.name): (n.name, n.label)
+                for n in node.metadata.get(KG_NODES_KEY, [])
+                if normalise_name(n.name)
+            }
+            out[unit.unit_id] = _score_names(unit.text, typed)
+        return out
+
+
+def _nodes(units: Sequence[TextUnit]) -> list[Any]:
+    from llama_index.core.schema import TextNode
+
+    return [TextNode(id_=u.unit_id, text=u.text) for u in units]
+
+
+def _score_names(text: str, typed: Mapping[str, tuple[str, str]]) -> list[ExtractedEntity]:
+    low = text.casefold()
+    counts = {k: max(1, low.count(k)) for k in typed}
+    top = max(counts.values(), default=1)
+    out = [
+        ExtractedEntity(
+            name,
+            type_,
+            salience(counts[k], top, (low.find(k) if k in low else len(low)) / max(len(low), 1)),
+            counts[k],
+        )
+        for k, (name, type_) in typed.items()
+    ]
+    return sorted(out, key=lambda e: (-e.salience, e.name))

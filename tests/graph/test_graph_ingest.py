@@ -1,0 +1,166 @@
+"""Ingest: counts, co-occurrence weights, idempotency, re-ingest, delete, explicit records."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.graph.conftest import ENTITIES, UNITS, _e, counts, snapshot, unit
+from trilha.graph.ingest import GraphWriter, doc_rows, link_rows, pairs_of
+from trilha.graph.records import loads_records
+from trilha.graph.store import GraphStore
+
+RELATED = "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, r.weight AS w"
+
+
+def related(store: GraphStore) -> dict[tuple[str, str], float]:
+    return {(r["a"], r["b"]): round(r["w"], 4) for r in store.run(RELATED)}
+
+
+def test_ingest_counts_and_weights(corpus: GraphStore) -> None:
+    assert counts(corpus) == {
+        "Doc": 4,
+        "Chunk": 5,
+        "Entity": 7,
+        "Category": 2,
+        "Tag": 2,
+        "PART_OF": 5,
+        "MENTIONS": 12,
+        "RELATED": 7,
+        "IN_CATEGORY": 4,
+        "HAS_TAG": 2,
+    }
+    assert related(corpus) == {
+        ("graphrag", "knowledge graph"): 0.5,
+        ("graphrag", "neo4j"): 0.5,
+        ("knowledge graph", "neo4j"): 0.6667,  # two chunks mention both: 2/3
+        ("cypher", "neo4j"): 0.5,
+        ("lgpd", "stj"): 0.6667,
+        ("dano moral", "stj"): 0.5,
+        ("dano moral", "lgpd"): 0.5,
+    }
+    sal = corpus.run("MATCH (e:Entity {id: 'neo4j'}) RETURN e.salience AS s, e.name AS n")
+    assert sal == [{"s": 0.9, "n": "Neo4j"}]  # the highest mention salience
+
+
+def test_ingest_is_idempotent(corpus: GraphStore) -> None:
+    before = snapshot(corpus)
+    GraphWriter(corpus).upsert_units(UNITS, ENTITIES)
+    GraphWriter(corpus).upsert_units(UNITS[::-1], ENTITIES)
+    assert snapshot(corpus) == before
+
+
+def test_reingest_replaces_mentions_and_drops_orphans(corpus: GraphStore) -> None:
+    GraphWriter(corpus).upsert_units(
+        [UNITS[1]], {"guide/graphrag#1": [_e("Neo4j", "Product", 0.9)]}
+    )
+    ids = {r["id"] for r in corpus.run("MATCH (e:Entity) RETURN e.id AS id")}
+    assert "cypher" not in ids  # no chunk mentions it any more
+    assert ("cypher", "neo4j") not in related(corpus)
+
+
+def test_reingest_with_new_tags_unlinks_old_ones(corpus: GraphStore) -> None:
+    changed = UNITS[0].model_copy(update={"tags": ["rag"]})
+    GraphWriter(corpus).upsert_units([changed], ENTITIES)
+    tags = corpus.run("MATCH (:Doc {id: 'guide/graphrag'})-[:HAS_TAG]->(t:Tag) RETURN t.id AS t")
+    assert tags == [{"t": "rag"}]
+    assert not corpus.run("MATCH (t:Tag {id: 'graphrag'}) RETURN t.id AS t")
+
+
+def test_delete_doc_removes_chunks_mentions_and_orphans(corpus: GraphStore) -> None:
+    stats = GraphWriter(corpus).delete_doc("stj/resp-1")
+    assert (stats.found, stats.chunks, stats.entities, stats.tags) == (True, 1, 1, 1)
+    c = counts(corpus)
+    assert (c["Doc"], c["Chunk"], c["Entity"], c["MENTIONS"], c["Tag"]) == (3, 4, 6, 9, 1)
+    ids = {r["id"] for r in corpus.run("MATCH (e:Entity) RETURN e.id AS id")}
+    assert "dano moral" not in ids and {"stj", "lgpd"} <= ids
+    rel = related(corpus)
+    assert rel[("lgpd", "stj")] == 0.5  # one chunk left mentions both
+    assert ("dano moral", "stj") not in rel
+    assert corpus.run("MATCH (c:Category {id: 'decisao'}) RETURN c.id AS id")  # still used
+    assert not corpus.run("MATCH (c:Chunk {doc_id: 'stj/resp-1'}) RETURN c.id AS id")
+
+
+def test_delete_unknown_doc_changes_nothing(corpus: GraphStore) -> None:
+    before = snapshot(corpus)
+    stats = GraphWriter(corpus).delete_doc("nope")
+    assert not stats.found and stats.chunks == 0
+    assert snapshot(corpus) == before
+
+
+def test_ingest_with_the_rule_extractor(store: GraphStore) -> None:
+    GraphWriter(store).upsert_units(
+        [unit("d#0", "O Superior Tribunal de Justiça (STJ) aplicou a LGPD.", lang="pt")]
+    )
+    names = {r["n"] for r in store.run("MATCH (e:Entity) RETURN e.name AS n")}
+    assert names == {"Superior Tribunal de Justiça", "STJ", "LGPD"}
+
+
+RECORDS = """
+{"kind": "node", "label": "Org", "id": "o1", "props": {"name": "Startup"}}
+{"kind": "node", "label": "User", "id": "u1", "props": {"name": "Ana", "hierarchy_level": 2}}
+{"kind": "node", "label": "Project", "id": "p1", "props": {"title": "MVP", "owner_id": "u1"}}
+{"kind": "node", "label": "Task", "id": "t1", "props": {"title": "Deploy", "status": "late",
+ "due_date": "2024-06-01", "visibility": "org", "hierarchy_level": 1, "owner_id": "u1"}}
+{"kind": "edge", "type": "BELONGS_TO", "source": "Task:t1", "target": "Project:p1"}
+{"kind": "edge", "type": "BELONGS_TO", "source": "Project:p1", "target": "Org:o1"}
+{"kind": "edge", "type": "MEMBER_OF", "source": "User:u1", "target": "Org:o1"}
+{"kind": "edge", "type": "ASSIGNED_TO", "source": "Task:t1", "target": "User:u1"}
+{"kind": "edge", "type": "OWNS", "source": "User:u1", "target": "Project:p1"}
+{"kind": "node", "label": "Criterio", "id": "Dano Moral", "props": {"peso": "alto"}}
+{"kind": "edge", "type": "HAS_CRITERIO", "source": "Doc:stj/resp-1",
+ "target": "Criterio:dano moral"}
+{"kind": "edge", "type": "RELATED", "source": "Entity:STJ", "target": "Entity:Dano Moral",
+ "props": {"weight": 0.9}}
+""".replace("\n ", " ")
+
+
+def test_records_are_written_and_kept(corpus: GraphStore) -> None:
+    writer = GraphWriter(corpus)
+    stats = writer.write_records(loads_records(RECORDS))
+    assert (stats.nodes, stats.edges) == (5, 7)
+    task = corpus.run(
+        "MATCH (t:Task {id: 't1'})-[:BELONGS_TO]->(p:Project)-[:BELONGS_TO]->(o:Org) "
+        "MATCH (t)-[:ASSIGNED_TO]->(u:User)-[:MEMBER_OF]->(o) "
+        "RETURN t.status AS s, t.due_date AS d, t.hierarchy_level AS h, u.name AS u, o.id AS o"
+    )
+    assert task == [{"s": "late", "d": "2024-06-01", "h": 1, "u": "Ana", "o": "o1"}]
+    crit = corpus.run("MATCH (:Doc)-[:HAS_CRITERIO]->(c:Criterio) RETURN c.name AS n, c.peso AS p")
+    assert crit == [{"n": "Dano Moral", "p": 3.0}]
+    assert related(corpus)[("dano moral", "stj")] == 0.9  # explicit weight wins
+    before = snapshot(corpus)
+    writer.write_records(loads_records(RECORDS))
+    writer.upsert_units(UNITS, ENTITIES)
+    assert snapshot(corpus) == before  # idempotent, explicit weight kept
+    writer.delete_doc("stj/resp-1")
+    assert related(corpus)[("dano moral", "stj")] == 0.9  # record edges survive deletes
+
+
+@pytest.mark.parametrize(
+    ("keys", "top", "expected"),
+    [
+        (["c", "a", "b"], 2, {("a", "c")}),
+        (["a", "b", "c"], 3, {("a", "b"), ("a", "c"), ("b", "c")}),
+        (["a"], 5, set()),
+    ],
+)
+def test_pairs_of(keys: list[str], top: int, expected: set[tuple[str, str]]) -> None:
+    assert pairs_of(keys, top) == expected
+
+
+def test_doc_and_link_rows() -> None:
+    rows = doc_rows(UNITS)
+    assert [r["id"] for r in rows] == ["guide/graphrag", "guide/old", "stj/resp-1", "stj/resp-2"]
+    assert rows[0]["props"]["updated_at"] == "2024-05-20T12:00:00Z"
+    assert rows[1]["props"]["updated_at"] == "2021-01-01"
+    (cat_links, cat_keep), (tag_links, _) = link_rows(UNITS)
+    assert {(r["doc"], r["id"]) for r in cat_links} == {
+        ("guide/graphrag", "guide"),
+        ("guide/old", "guide"),
+        ("stj/resp-1", "decisao"),
+        ("stj/resp-2", "decisao"),
+    }
+    assert {r["doc"]: r["keep"] for r in cat_keep}["stj/resp-2"] == ["decisao"]
+    assert {(r["doc"], r["id"]) for r in tag_links} == {
+        ("guide/graphrag", "graphrag"),
+        ("stj/resp-1", "juridico"),
+    }

@@ -1,0 +1,140 @@
+"""The facade: TTL cache, retrieval log lines, boost logging, context.md, store factory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.graph.conftest import ENTITIES, UNITS
+from trilha.errors import BadRequestError, ConfigurationError
+from trilha.graph.bolt import BoltGraphStore
+from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.log import RetrievalLog
+from trilha.graph.service import GraphService, open_graph_store
+from trilha.graph.store import GraphStore
+from trilha.settings import TrilhaSettings
+
+FIELDS = {"timestamp", "query", "result_count", "latency_ms", "cache_hit"}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_cache_and_log(store: GraphStore, tmp_path: Path) -> None:
+    clock = Clock()
+    log = RetrievalLog(tmp_path / "logs" / "retrieval-log.jsonl")
+    service = GraphService(store, log=log, cache_ttl_s=10, clock=clock)
+    service.ingest(UNITS, ENTITIES)
+    first = service.subgraph("guide/graphrag")
+    second = service.subgraph("guide/graphrag")
+    assert first == second
+    second.nodes.clear()  # callers cannot corrupt the cache
+    clock.now = 5
+    assert service.subgraph("guide/graphrag") == first
+    clock.now = 20  # expired
+    service.subgraph("guide/graphrag")
+    service.path("GraphRAG", "Cypher")
+    service.topn(["Neo4j"], "guide")
+    service.ingest(UNITS[:1], ENTITIES)  # writes clear the cache
+    service.topn(["Neo4j"], "guide")
+    rows = lines(log.path)
+    assert all(set(r) == FIELDS for r in rows)
+    assert [r["cache_hit"] for r in rows] == [False, True, True, False, False, False, False]
+    assert rows[0]["query"] == {
+        "op": "subgraph",
+        "doc_id": "guide/graphrag",
+        "entity_names": None,
+        "max_hops": 2,
+        "limit": 30,
+    }
+    assert [r["result_count"] for r in rows] == [10, 10, 10, 10, 3, 2, 2]
+    assert all(isinstance(r["latency_ms"], float) and r["latency_ms"] >= 0 for r in rows)
+    assert str(rows[0]["timestamp"]).endswith("Z")
+    assert [e.cache_hit for e in log.read()] == [r["cache_hit"] for r in rows]
+
+
+def test_bad_requests_are_not_logged(store: GraphStore, tmp_path: Path) -> None:
+    log = RetrievalLog(tmp_path / "log.jsonl")
+    service = GraphService(store, log=log)
+    with pytest.raises(BadRequestError):
+        service.subgraph("", None)
+    assert log.read() == []
+
+
+def test_boost_is_logged_and_degrades(store: GraphStore, tmp_path: Path) -> None:
+    log = RetrievalLog(tmp_path / "log.jsonl")
+    service = GraphService(store, log=log, boost_timeout_s=5.0)
+    service.ingest(UNITS, ENTITIES)
+    ok = service.kg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
+    assert ok.scores == pytest.approx({"stj/resp-1#0": 1.0, "stj/resp-2#0": 0.9})
+    service.close()
+    failed = service.kg_boost(["stj/resp-1#0"], ["STJ"])
+    assert failed.scores == {} and failed.warning
+    rows = lines(log.path)
+    assert [r["result_count"] for r in rows] == [2, 0]
+    assert rows[1]["query"]["warning"] == failed.warning  # type: ignore[index]
+
+
+async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
+    service = GraphService(store, max_concurrency=1)
+    service.ingest(UNITS, ENTITIES)
+    result = await service.akg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["stj"], batch_size=1)
+    assert result.scores == pytest.approx({"stj/resp-1#0": 1.0, "stj/resp-2#0": 0.9})
+
+
+def test_context_md(store: GraphStore) -> None:
+    service = GraphService(store)
+    service.ingest(UNITS, ENTITIES)
+    text = service.context_md("guide/graphrag", ["GraphRAG", "Cypher"], category="guide", lang="zh")
+    assert text.startswith("# 问题背景\n- 查询实体：GraphRAG, Cypher\n")
+    assert "- Entity:GraphRAG --RELATED (0.50)--> Entity:Neo4j\n" in text
+    assert "# 推荐文档（Top 5)\n1. **GraphRAG intro**" in text
+
+
+def test_open_graph_store(tmp_path: Path) -> None:
+    assert open_graph_store(TrilhaSettings(graph_backend="none")) is None
+    with pytest.raises(ConfigurationError):
+        open_graph_store(TrilhaSettings(graph_backend="bolt"))
+    settings = TrilhaSettings(graph_backend="falkordb", workspace=tmp_path)
+    store = open_graph_store(settings)
+    assert isinstance(store, FalkorDBStore) and (tmp_path / "graph" / "falkordb.sock").exists()
+    assert store.server is not None
+    sock = store.server.socket_path
+    remote = open_graph_store(TrilhaSettings(graph_url=f"unix://{sock}"))
+    assert isinstance(remote, FalkorDBStore) and remote.server is None
+    remote.write("CREATE (:Doc {id: 'x'})")
+    assert store.run("MATCH (d:Doc) RETURN d.id AS id") == [{"id": "x"}]
+    remote.close()
+    store.close()
+    service = GraphService.from_settings(settings)
+    assert service.log is not None and service.log.path == tmp_path / "graph/retrieval-log.jsonl"
+    service.close()
+    with pytest.raises(ConfigurationError):
+        GraphService.from_settings(TrilhaSettings(graph_backend="none"))
+
+
+def test_open_bolt_store(arcadedb: object) -> None:
+    url = arcadedb.url  # type: ignore[attr-defined]
+    settings = TrilhaSettings(
+        graph_backend="bolt",
+        graph_url=url,
+        graph_user="root",
+        graph_password=arcadedb.password,  # type: ignore[attr-defined]
+        graph_database="trilha",
+    )
+    store = open_graph_store(settings)
+    assert isinstance(store, BoltGraphStore)
+    assert "ArcadeDB" in store.server_agent()
+    assert store.run("RETURN 1 AS one") == [{"one": 1}]
+    store.close()
