@@ -87,6 +87,12 @@ class TrilhaSettings(BaseSettings):
     graph_password: str | None = Field(None, description="Bolt password.")
     graph_database: str | None = Field(None, description="Bolt database name.")
     graph_timeout_s: float = Field(2.0, gt=0, description="Per-call graph timeout (seconds).")
+    graph_log_path: Path | None = Field(
+        None, description="Retrieval log (JSONL); default <workspace>/graph/retrieval-log.jsonl."
+    )
+    kg_boost: bool = Field(
+        True, description="Add the KG share to hybrid searches when the workspace has a graph."
+    )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -26,6 +26,7 @@ from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.fusion import Weights
+from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
 from trilha.index.filters import coerce_filters
@@ -34,7 +35,8 @@ from trilha.ingest.chunking import index_text
 from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.ingest.pipeline import IngestPipeline, IngestReport
 from trilha.rerank.base import Reranker
-from trilha.retrieve.hybrid import HybridSearcher, SearchParams, Side
+from trilha.retrieve.hybrid import HybridSearcher, KgBooster, SearchParams, Side
+from trilha.retrieve.kg import GraphBooster, UnavailableBooster
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult, StageTrace, TextUnit
 
@@ -52,6 +54,8 @@ class Workspace:
         dense: DenseIndex,
         embedder: Embedder,
         reranker: Reranker | None = None,
+        graph: GraphService | None = None,
+        graph_warning: str | None = None,
     ) -> None:
         """Use :meth:`open`; this only wires already-open parts together."""
         self.path = path
@@ -59,8 +63,15 @@ class Workspace:
         self.store = store
         self.dense = dense
         self.embedder = embedder
+        self.graph = graph
+        self.graph_warning = graph_warning
         self._reranker = reranker
-        self._searcher = HybridSearcher(self._load_lexical(), dense, embedder)
+        booster: KgBooster | None = None
+        if graph is not None:
+            booster = GraphBooster(graph)
+        elif graph_warning is not None:
+            booster = UnavailableBooster(graph_warning)
+        self._searcher = HybridSearcher(self._load_lexical(), dense, embedder, booster)
 
     @classmethod
     def open(
@@ -96,7 +107,8 @@ class Workspace:
         except BaseException:
             store.close()
             raise
-        ws = cls(root, settings, store, dense, embedder, reranker)
+        graph, graph_warning = _open_graph(settings, root)
+        ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning)
         try:
             ws.repair()
         except BaseException:
@@ -144,8 +156,10 @@ class Workspace:
 
     # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the stores (the Qdrant folder lock too)."""
+        """Release the stores (the Qdrant folder lock too; an embedded graph server stops)."""
         self._searcher.close()
+        if self.graph is not None:
+            self.graph.close()
         self.dense.close()
         self.store.close()
 
@@ -199,11 +213,63 @@ class Workspace:
         max_words: int = 180,
     ) -> IngestReport:
         """Index documents; unchanged ones are skipped, changed ones replaced."""
-        pipeline = IngestPipeline(self.store, self.dense, self.embedder, max_words=max_words)
+        errors: list[str] = []
+        pipeline = IngestPipeline(
+            self.store,
+            self.dense,
+            self.embedder,
+            max_words=max_words,
+            on_doc_removed=self._graph_hook(errors, "delete_doc"),
+            on_units_written=self._graph_hook(errors, "ingest"),
+        )
         try:
-            return pipeline.run(documents, progress=progress, total=total)
+            report = pipeline.run(documents, progress=progress, total=total)
         finally:
             self._refresh()
+        report.errors.extend(errors)
+        return report
+
+    def _graph_hook(self, errors: list[str], method: str) -> Callable[[Any], None] | None:
+        """A pipeline hook writing to the graph; graph trouble is recorded, never fatal (the
+        unit store stays the truth and :meth:`rebuild_graph` re-syncs the graph)."""
+        graph = self.graph
+        if graph is None:
+            return None
+
+        def hook(arg: Any) -> None:
+            try:
+                getattr(graph, method)(arg)
+            except Exception as e:
+                msg = f"graph {method} failed ({type(e).__name__}: {e}); run rebuild_graph()"
+                log.warning(msg)
+                errors.append(msg)
+
+        return hook
+
+    def ingest_records(self, path: str | Path) -> int:
+        """Write explicit graph records (JSON/JSONL nodes and edges); returns how many."""
+        from trilha.graph.records import load_records
+
+        graph = self._require_graph()
+        records = load_records(Path(path))
+        graph.write_records(records)
+        return len(records)
+
+    def rebuild_graph(self) -> int:
+        """Write every unit of the unit store into the graph again (idempotent)."""
+        graph = self._require_graph()
+        units = self._searcher.lexical.units
+        for start in range(0, len(units), 2000):
+            graph.ingest(units[start : start + 2000])
+        return len(units)
+
+    def _require_graph(self) -> GraphService:
+        if self.graph is None:
+            raise ConfigurationError(
+                self.graph_warning
+                or "this workspace has no graph: set TRILHA_GRAPH_BACKEND to falkordb or bolt"
+            )
+        return self.graph
 
     def ingest_path(self, path: str | Path, progress: bool = False) -> IngestReport:
         """Index every .md, .txt and .jsonl file under ``path``."""
@@ -213,6 +279,10 @@ class Workspace:
         """Remove a document from every index; returns the number of units removed."""
         self.dense.delete_doc(doc_id)
         removed = self.store.delete_doc(doc_id)
+        errors: list[str] = []
+        hook = self._graph_hook(errors, "delete_doc")
+        if hook is not None:
+            hook(doc_id)
         self._refresh()
         return removed
 
@@ -226,9 +296,14 @@ class Workspace:
         filters: Any = None,
         sides: tuple[Side, ...] = ("bm25", "semantic"),
         weights: Weights | None = None,
+        kg: bool | None = None,
     ) -> SearchParams:
-        """Search parameters: the settings' defaults merged with per-call overrides."""
+        """Search parameters: the settings' defaults merged with per-call overrides.
+
+        ``kg`` defaults to ``TRILHA_KG_BOOST`` when the workspace has a graph backend."""
         s = self.settings
+        if kg is None:
+            kg = s.kg_boost and s.graph_backend != "none"
         try:
             return SearchParams(
                 top_k=s.top_k if top_k is None else top_k,
@@ -241,6 +316,7 @@ class Workspace:
                 doc_penalty=s.doc_penalty,
                 sides=sides,
                 filters=coerce_filters(filters),
+                kg=kg,
             )
         except ValueError as e:
             raise BadRequestError(f"invalid search parameters: {e}") from e
@@ -278,11 +354,13 @@ class Workspace:
         candidates: int | None = None,
         rerank: bool = False,
         sides: tuple[Side, ...] = ("bm25", "semantic"),
+        kg: bool | None = None,
         vector: npt.NDArray[np.float32] | None = None,
     ) -> SearchResult:
         """Hybrid search; with ``rerank`` the pool of ``candidates`` (default 40) is reranked
-        and ``top_k`` (default ``rerank_top_n``) results are kept."""
-        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank)
+        and ``top_k`` (default ``rerank_top_n``) results are kept; ``kg`` adds the graph boost
+        (default: on when the workspace has a graph)."""
+        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
         result = self._searcher.search(query, params, vector)
         return self._rerank(query, result, keep) if rerank else result
 
@@ -296,12 +374,13 @@ class Workspace:
         candidates: int | None = None,
         rerank: bool = False,
         sides: tuple[Side, ...] = ("bm25", "semantic"),
+        kg: bool | None = None,
         vector: npt.NDArray[np.float32] | None = None,
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
         import asyncio
 
-        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank)
+        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
         result = await self._searcher.asearch(query, params, vector)
         if not rerank:
             return result
@@ -315,17 +394,23 @@ class Workspace:
         filters: Any,
         sides: tuple[Side, ...],
         rerank: bool,
+        kg: bool | None,
     ) -> tuple[SearchParams, int]:
         if not rerank:
             return self.params(
-                top_k=top_k, candidates=candidates, merge=merge, filters=filters, sides=sides
+                top_k=top_k,
+                candidates=candidates,
+                merge=merge,
+                filters=filters,
+                sides=sides,
+                kg=kg,
             ), self.settings.top_k if top_k is None else top_k
         keep = self.settings.rerank_top_n if top_k is None else top_k
         if keep <= 0:
             raise BadRequestError(f"top_k must be positive, got {keep}")
         pool = max(candidates or 40, keep)
         return self.params(
-            top_k=pool, candidates=pool, merge=merge, filters=filters, sides=sides
+            top_k=pool, candidates=pool, merge=merge, filters=filters, sides=sides, kg=kg
         ), keep
 
     def _rerank(self, query: str, result: SearchResult, keep: int) -> SearchResult:
@@ -340,3 +425,18 @@ class Workspace:
             )
         )
         return SearchResult(hits=hits, trace=trace)
+
+
+def _open_graph(settings: TrilhaSettings, root: Path) -> tuple[GraphService | None, str | None]:
+    """The workspace's graph, or (None, why) when it is off or cannot be reached: a graph that
+    is down degrades retrieval (no KG boost, a warning in every trace), it never fails it."""
+    if settings.graph_backend == "none":
+        return None, None
+    try:
+        return GraphService.from_settings(
+            settings, data_dir=root / "graph", log_path=settings.graph_log_path
+        ), None
+    except Exception as e:
+        warning = f"graph unavailable ({type(e).__name__}: {e}); searching without KG boost"
+        log.warning(warning)
+        return None, warning

@@ -36,9 +36,13 @@ class BeirDataset(BaseModel):
             for line in fh:
                 if line.strip():
                     row = json.loads(line)
-                    yield SourceDocument(doc_id=str(row["_id"]), text=str(row.get("text", "")),
-                                         source_type="beir", whole=True,
-                                         meta={"title": row.get("title") or None})
+                    yield SourceDocument(
+                        doc_id=str(row["_id"]),
+                        text=str(row.get("text", "")),
+                        source_type="beir",
+                        whole=True,
+                        meta={"title": row.get("title") or None},
+                    )
 
     def corpus_size(self) -> int:
         """Number of passages."""
@@ -53,7 +57,8 @@ def load_beir(folder: Path, split: str = "test") -> BeirDataset:
         if not (folder / name).exists():
             raise BadRequestError(
                 f"{folder} is not a BEIR folder: {name} is missing (need corpus.jsonl, "
-                f"queries.jsonl and qrels/{split}.tsv)")
+                f"queries.jsonl and qrels/{split}.tsv)"
+            )
     qrels: Qrels = {}
     with (folder / "qrels" / f"{split}.tsv").open(encoding="utf-8") as fh:
         for row in csv.reader(fh, delimiter="\t"):
@@ -66,12 +71,17 @@ def load_beir(folder: Path, split: str = "test") -> BeirDataset:
             if line.strip():
                 row = json.loads(line)
                 texts[str(row["_id"])] = str(row["text"])
-    queries = [BeirQuery(query_id=q, text=texts[q]) for q in sorted(qrels, key=_natural)
-               if q in texts]
+    queries = [
+        BeirQuery(query_id=q, text=texts[q]) for q in sorted(qrels, key=_natural) if q in texts
+    ]
     if not queries:
         raise BadRequestError(f"{folder}: no query of qrels/{split}.tsv is in queries.jsonl")
-    return BeirDataset(name=folder.resolve().name, folder=folder, queries=queries,
-                       qrels={q.query_id: qrels[q.query_id] for q in queries})
+    return BeirDataset(
+        name=folder.resolve().name,
+        folder=folder,
+        queries=queries,
+        qrels={q.query_id: qrels[q.query_id] for q in queries},
+    )
 
 
 def _natural(key: str) -> tuple[int, str]:

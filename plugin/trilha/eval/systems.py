@@ -1,0 +1,216 @@
+"""The retrieval systems compared on a BEIR set: each maps query text to ranked documents.
+
+trilha's own systems (``bm25``, ``dense``, ``hybrid_weighted``, ``hybrid_rrf`` and
+``hybrid_weighted_rerank``) search one open :class:`~trilha.workspace.Workspace`.
+``llamaindex_fusion`` is LlamaIndex's ``QueryFusionRetriever`` (relative-score fusion of
+``BM25Retriever`` and a ``VectorStoreIndex`` retriever) over the same units, the same indexed
+text (:func:`~trilha.ingest.chunking.index_text`) and the workspace's stored vectors, so only the
+retrieval logic differs. Units are aggregated to documents by their best unit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trilha.ingest.chunking import index_text
+from trilha.rerank.base import Reranker, apply_scores
+from trilha.retrieve.hybrid import Side
+from trilha.types import Hit, SearchResult
+
+if TYPE_CHECKING:
+    from llama_index.core.retrievers import QueryFusionRetriever
+
+    from trilha.workspace import Workspace
+
+#: (doc_id, score) pairs, best first.
+Ranking = list[tuple[str, float]]
+#: A system under evaluation: query text -> ranked documents.
+System = Callable[[str], Ranking]
+#: Scores (query, hit) pairs, one score per hit in input order.
+PairScorer = Callable[[str, Sequence[Hit]], list[float]]
+
+BOTH: tuple[Side, ...] = ("bm25", "semantic")
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """How one of trilha's systems calls :meth:`Workspace.search`."""
+
+    sides: tuple[Side, ...]
+    merge: str = "weighted"
+
+
+#: trilha's systems without rerank, in report order.
+SPECS: dict[str, SearchSpec] = {
+    "bm25": SearchSpec(("bm25",)),
+    "dense": SearchSpec(("semantic",)),
+    "hybrid_weighted": SearchSpec(BOTH, "weighted"),
+    "hybrid_rrf": SearchSpec(BOTH, "rrf"),
+}
+
+
+def by_document(ranked: Iterable[tuple[str, float]]) -> Ranking:
+    """Documents in the order of their best unit, each with that unit's score.
+
+    ``ranked`` is (doc_id, score) per unit in the system's own order, best first, so a
+    document's first unit is its best (its max under the system's ordering key, which after a
+    blended rerank is not the score shown).
+    """
+    best: dict[str, float] = {}
+    for doc_id, score in ranked:
+        best.setdefault(doc_id, score)
+    return list(best.items())
+
+
+def hits_to_documents(hits: Sequence[Hit]) -> Ranking:
+    """Ranked documents of ranked hits (rerank score when present, else fused)."""
+    return by_document((h.unit.doc_id, h.score) for h in hits)
+
+
+def searcher(ws: Workspace, spec: SearchSpec, top_k: int) -> Callable[[str], SearchResult]:
+    """The workspace search a spec describes, with its trace."""
+
+    def search(query: str) -> SearchResult:
+        return ws.search(query, top_k=top_k, sides=spec.sides, merge=spec.merge)
+
+    return search
+
+
+def workspace_system(ws: Workspace, spec: SearchSpec, top_k: int = 100) -> System:
+    """One of trilha's systems as ``query -> ranked documents``."""
+    search = searcher(ws, spec, top_k)
+    return lambda query: hits_to_documents(search(query).hits)
+
+
+def rerank_system(ws: Workspace, scorer: PairScorer, pool: int = 100, blend: float = 0.0) -> System:
+    """Weighted hybrid top-``pool`` reordered by a cross-encoder; all ``pool`` hits kept."""
+    search = searcher(ws, SPECS["hybrid_weighted"], pool)
+
+    def run(query: str) -> Ranking:
+        hits = search(query).hits
+        return hits_to_documents(apply_scores(hits, scorer(query, hits), len(hits), blend))
+
+    return run
+
+
+class ScoreCache:
+    """Cross-encoder scores kept in SQLite, so re-running an evaluation rescores nothing.
+
+    Keyed by the model's fingerprint (path, backend, precision, max length), the query text and
+    the unit id plus a hash of the unit's text, so a changed query or passage is rescored.
+    """
+
+    def __init__(self, path: Path, reranker: Reranker, model_key: str) -> None:
+        self.reranker = reranker
+        self.model_key = model_key
+        self.hits = 0
+        self.misses = 0
+        self._db = sqlite3.connect(str(path))
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS scores (model TEXT, query TEXT, unit TEXT, "
+            "score REAL, PRIMARY KEY (model, query, unit))"
+        )
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+    def __enter__(self) -> ScoreCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, query: str, hits: Sequence[Hit]) -> list[float]:
+        """Scores of ``hits`` for ``query``; only pairs never seen are sent to the model."""
+        qkey = _digest(query)
+        keys = [f"{h.unit.unit_id}:{_digest(index_text(h.unit))}" for h in hits]
+        known = self._lookup(qkey, keys)
+        todo = [i for i, k in enumerate(keys) if k not in known]
+        if todo:
+            fresh = self.reranker.score(query, [index_text(hits[i].unit) for i in todo])
+            rows = [(self.model_key, qkey, keys[i], s) for i, s in zip(todo, fresh, strict=True)]
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows)
+            known.update({keys[i]: s for i, s in zip(todo, fresh, strict=True)})
+        self.hits += len(keys) - len(todo)
+        self.misses += len(todo)
+        return [known[k] for k in keys]
+
+    def _lookup(self, qkey: str, keys: list[str]) -> dict[str, float]:
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = self._db.execute(
+            f"SELECT unit, score FROM scores WHERE model=? AND query=? AND unit IN ({marks})",
+            (self.model_key, qkey, *keys),
+        )
+        return {str(unit): float(score) for unit, score in rows}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def fusion_retriever(ws: Workspace, top_k: int = 100) -> QueryFusionRetriever:
+    """LlamaIndex's QueryFusionRetriever over the workspace's units and stored vectors.
+
+    BM25Retriever (its defaults: English stemmer and stopwords) and a ``VectorStoreIndex`` whose
+    nodes carry the stored embeddings (nothing is re-encoded; queries are encoded by the
+    workspace's encoder), fused by relative score, one query, ``MockLLM`` so nothing reaches a
+    network.
+    """
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.llms import MockLLM
+    from llama_index.core.retrievers import QueryFusionRetriever
+    from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
+    from llama_index.core.schema import BaseNode, TextNode
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    from trilha.llamaindex.embedding import TrilhaEmbedding
+
+    units = ws.searcher.lexical.units
+    vectors = ws.dense.vectors([u.unit_id for u in units])
+    nodes: list[BaseNode] = [
+        TextNode(id_=u.unit_id, text=index_text(u), embedding=vectors[u.unit_id].tolist())
+        for u in units
+        if u.unit_id in vectors
+    ]
+    index = VectorStoreIndex(nodes, embed_model=TrilhaEmbedding(ws.embedder))
+    bm25 = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top_k)
+    return QueryFusionRetriever(
+        [index.as_retriever(similarity_top_k=top_k), bm25],
+        llm=MockLLM(),
+        mode=FUSION_MODES.RELATIVE_SCORE,
+        similarity_top_k=top_k,
+        num_queries=1,
+        use_async=False,
+    )
+
+
+def llamaindex_fusion(ws: Workspace, top_k: int = 100) -> System:
+    """:func:`fusion_retriever` as ``query -> ranked documents``."""
+    retriever = fusion_retriever(ws, top_k)
+    doc_of = {u.unit_id: u.doc_id for u in ws.searcher.lexical.units}
+
+    def run(query: str) -> Ranking:
+        found = retriever.retrieve(query)
+        return by_document((doc_of[n.node.node_id], float(n.score or 0.0)) for n in found)
+
+    return run
+
+
+def build_systems(
+    ws: Workspace, top_k: int = 100, scorer: PairScorer | None = None, blend: float = 0.0
+) -> dict[str, System]:
+    """Every system, in report order; ``hybrid_weighted_rerank`` only with a ``scorer``."""
+    systems = {name: workspace_system(ws, spec, top_k) for name, spec in SPECS.items()}
+    if scorer is not None:
+        systems["hybrid_weighted_rerank"] = rerank_system(ws, scorer, top_k, blend)
+    systems["llamaindex_fusion"] = llamaindex_fusion(ws, top_k)
+    return systems

@@ -1,0 +1,109 @@
+"""The benchmark's pure parts (statistics, synthetic data) and a tiny scale build; no timing."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from trilha.eval.beir import load_beir
+from trilha.eval.bench import (
+    SCALE_TAGS,
+    RandomEmbedder,
+    agreement,
+    bench_scale,
+    kendall,
+    latency_summary,
+    scale_filters,
+    spearman,
+    stage_p50,
+    synthetic_documents,
+    top_overlap,
+)
+from trilha.settings import TrilhaSettings
+from trilha.types import StageTrace, Trace
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "rho", "tau"),
+    [
+        ([1, 2, 3, 4], [10, 20, 30, 40], 1.0, 1.0),
+        ([1, 2, 3, 4], [4, 3, 2, 1], -1.0, -1.0),
+        ([1, 2, 3, 4], [1, 2, 4, 3], 0.8, 4 / 6),  # one swapped pair of 6
+    ],
+)
+def test_rank_correlations(a: list[float], b: list[float], rho: float, tau: float) -> None:
+    assert spearman(a, b) == pytest.approx(rho)
+    assert kendall(a, b) == pytest.approx(tau)
+
+
+def test_top_overlap_counts_shared_items_of_the_two_tops() -> None:
+    a = [9.0, 8.0, 7.0, 1.0]
+    assert top_overlap(a, [9.0, 8.0, 7.0, 1.0], k=2) == 1.0
+    assert top_overlap(a, [0.0, 8.0, 7.0, 9.0], k=2) == 0.5  # b's top 2: items 3 and 1
+
+
+def test_agreement_averages_over_queries() -> None:
+    ref = [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    got = agreement(ref, [[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    assert got["spearman_vs_fp32"] == 0.0 and got["kendall_vs_fp32"] == 0.0
+    assert got["top10_overlap_vs_fp32"] == 1.0  # three items: both tops hold all of them
+
+
+def test_latency_summary() -> None:
+    got = latency_summary([10.0, 20.0, 30.0, 40.0])
+    assert got == {"p50_ms": 25.0, "p95_ms": 38.5, "qps": 40.0}
+
+
+def test_stage_medians_per_stage_name() -> None:
+    traces = [
+        Trace(
+            stages=[
+                StageTrace(name="bm25", latency_ms=v),
+                StageTrace(name="dense", latency_ms=2 * v),
+            ]
+        )
+        for v in (1.0, 3.0, 5.0)
+    ]
+    assert stage_p50(traces) == {"bm25": 3.0, "dense": 6.0}
+
+
+def test_random_embedder_gives_unit_vectors_from_a_fixed_seed() -> None:
+    a = RandomEmbedder(8, seed=3).encode_documents(["x", "y", "z"])
+    b = RandomEmbedder(8, seed=3).encode_documents(["x", "y", "z"])
+    assert a.dtype == np.float32 and a.shape == (3, 8)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0)
+    assert np.array_equal(a, b)
+
+
+def test_synthetic_documents_carry_the_filter_fields() -> None:
+    words, cdf = ["alpha", "beta", "gamma"], np.array([0.5, 0.8, 1.0])
+    docs = list(synthetic_documents(200, words, cdf, seed=1))
+    assert len({d.doc_id for d in docs}) == 200
+    assert {d.meta["lang"] for d in docs} == {"en", "pt"}
+    assert all(
+        set(d.meta["tags"]) <= set(SCALE_TAGS) and 1 <= len(d.meta["tags"]) <= 2 for d in docs
+    )
+    assert all("2010" <= d.meta["date"][:4] <= "2024" for d in docs)
+    counts = Counter(w for d in docs for w in d.text.split())
+    assert set(counts) == set(words) and counts["alpha"] > counts["gamma"]
+
+
+def test_a_tiny_scale_build_filters_inside_both_sides(tmp_path: Path) -> None:
+    folder = tmp_path / "mini"
+    (folder / "qrels").mkdir(parents=True)
+    rows = [{"_id": f"d{i}", "text": f"protein {i} binds the receptor in cells"} for i in range(5)]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "protein"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("1\td1\t1\n")
+    texts = ["protein receptor", "cells bind", "the protein"]
+    got = bench_scale(
+        load_beir(folder), 300, RandomEmbedder(384), texts, TrilhaSettings(), progress=False
+    )
+    assert got["units"] == 300 and got["queries"] == 3
+    assert 0 < got["filter_example_matches"] < 300
+    assert got["filter_example"] == scale_filters(0)
+    assert {"bm25", "dense", "merge"} <= set(got["stages_filtered"])
