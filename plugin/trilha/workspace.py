@@ -122,6 +122,7 @@ class Workspace:
         The unit store is the source of truth; returns how many units were restored.
         """
         units = self._searcher.lexical.units
+        self._repair_graph(len(units))
         if self.dense.count() >= len(units):
             return 0
         present = self.dense.vectors([u.unit_id for u in units])
@@ -262,6 +263,21 @@ class Workspace:
         for start in range(0, len(units), 2000):
             graph.ingest(units[start : start + 2000])
         return len(units)
+
+    def _repair_graph(self, n_units: int) -> None:
+        """Write the units into the graph when it holds fewer chunks than the unit store (a
+        workspace made before the graph existed, a lost graph folder)."""
+        if self.graph is None or n_units == 0:
+            return
+        try:
+            rows = self.graph.store.run("MATCH (c:Chunk) RETURN count(c) AS n", {})
+            chunks = int(rows[0]["n"]) if rows else 0
+        except Exception as e:
+            log.warning("cannot count graph chunks (%s); graph not checked", e)
+            return
+        if chunks < n_units:
+            log.warning("graph holds %d of %d units; writing them", chunks, n_units)
+            self.rebuild_graph()
 
     def _require_graph(self) -> GraphService:
         if self.graph is None:

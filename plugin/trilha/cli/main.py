@@ -91,6 +91,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 f"{report.docs_unchanged} unchanged, {report.units_written} units written "
                 f"in {report.seconds:.1f} s"
             )
+        for file in args.records or []:
+            print(f"{file}: {ws.ingest_records(Path(file))} graph records written")
         print(f"workspace {ws.path}: {len(ws)} units")
     return 0
 
@@ -129,6 +131,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     corpus = Path(str(files("trilha.samples") / "corpus"))
     with _open(args) as ws:
         report = ws.ingest(load_path(corpus), progress=False)
+        if ws.graph is not None:
+            ws.ingest_records(Path(str(files("trilha.samples") / "graph" / "records.jsonl")))
         print(
             f"sample corpus: {report.docs_added + report.docs_updated} documents indexed, "
             f"{report.docs_unchanged} unchanged; {len(ws)} units in {ws.path}\n"
@@ -178,6 +182,67 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_graph(args: argparse.Namespace) -> int:
+    """Graph retrieval: subgraph, path, topn, mermaid, context, png, records."""
+    from trilha.graph.export import mermaid
+
+    with _open(args) as ws:
+        graph = ws._require_graph()
+        names = getattr(args, "entity", None) or None
+        op = args.graph_command
+        if op == "records":
+            print(f"{ws.ingest_records(Path(args.file))} records written")
+            return 0
+        if op in ("subgraph", "mermaid", "png"):
+            result: Any = graph.subgraph(args.doc_id, names, args.max_hops, args.limit)
+        elif op == "path":
+            result = graph.path(args.source, args.target, args.max_length)
+        elif op == "topn":
+            result = graph.topn(names, args.category, args.language, args.limit)
+        else:
+            print(
+                graph.context_md(
+                    args.doc_id,
+                    names or [],
+                    language=args.language,
+                    limit=args.limit,
+                    lang=args.lang,
+                )
+            )
+            return 0
+        if op == "mermaid":
+            print(mermaid(result))
+        elif op == "png":
+            from trilha.graph.drawing import draw_png
+
+            draw_png(result, Path(args.out))
+            print(f"wrote {args.out}")
+        elif args.json:
+            print(result.model_dump_json(indent=2))
+        else:
+            print(_graph_text(result))
+    return 0
+
+
+def _graph_text(result: Any) -> str:
+    data = result.model_dump()
+    if "items" in data:
+        return (
+            "\n".join(
+                f"{i}. [{it['score']:.3f}] {it['doc_id']} — {it['title']}\n   "
+                + "; ".join(it["reasons"])
+                for i, it in enumerate(data["items"], 1)
+            )
+            or "(no documents)"
+        )
+    nodes = data.get("nodes", data.get("path", []))
+    lines = [f"{len(nodes)} nodes, {len(data['edges'])} edges"]
+    lines += [f"  {e['source']} -[{e['type']}]-> {e['target']}" for e in data["edges"]]
+    meta = data.get("constraints") or data.get("meta") or {}
+    lines.append(f"  limits: {meta}")
+    return "\n".join(lines)
+
+
 def _print_table(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> None:
     print(f"{'system':<28}" + "".join(f"{c:>12}" for c in cols))
     for name, values in rows.items():
@@ -209,6 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="remove a document from every index (repeatable)",
     )
     sp.add_argument("--max-words", type=int, default=180, help="words per unit (default 180)")
+    sp.add_argument(
+        "--records",
+        action="append",
+        metavar="FILE",
+        help="graph records (JSON/JSONL nodes and edges) to write (repeatable)",
+    )
     sp.set_defaults(func=cmd_ingest)
 
     sp = sub.add_parser("query", help="hybrid search with filters, merge mode and rerank")
@@ -240,6 +311,54 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("-k", type=int, default=3, help="results per question (default 3)")
     sp.add_argument("--reranker", help="optional cross-encoder id or local path")
     sp.set_defaults(func=cmd_demo)
+
+    sp = sub.add_parser(
+        "graph", help="graph retrieval: subgraph, path, topn, mermaid, context, png, records"
+    )
+    gsub = sp.add_subparsers(dest="graph_command", required=True, metavar="GRAPH_COMMAND")
+
+    def graph_common(g: argparse.ArgumentParser) -> None:
+        common(g)
+        g.add_argument("--json", action="store_true", help="print the seed 003 JSON")
+
+    for op in ("subgraph", "mermaid", "png"):
+        g = gsub.add_parser(
+            op,
+            help={
+                "subgraph": "nodes and edges around a document (≤2 hops)",
+                "mermaid": "a document's subgraph as mermaid text",
+                "png": "a document's subgraph drawn to a PNG",
+            }[op],
+        )
+        graph_common(g)
+        g.add_argument("doc_id", help="document id")
+        g.add_argument("--entity", action="append", help="only paths to this entity (repeat)")
+        g.add_argument("--max-hops", type=int, default=2, help="0–2 (default 2)")
+        g.add_argument("--limit", type=int, default=30, help="nodes/edges cap (default 30)")
+        if op == "png":
+            g.add_argument("--out", required=True, help="PNG file to write")
+    g = gsub.add_parser("path", help="shortest RELATED path between two entities")
+    graph_common(g)
+    g.add_argument("source", help="source entity name")
+    g.add_argument("target", help="target entity name")
+    g.add_argument("--max-length", type=int, default=4, help="1–6 (default 4)")
+    g = gsub.add_parser("topn", help="documents related to entities, with reasons")
+    graph_common(g)
+    g.add_argument("--entity", action="append", help="entity name (repeat)")
+    g.add_argument("--category", help="preferred category")
+    g.add_argument("--language", help="document language, e.g. pt")
+    g.add_argument("--limit", type=int, default=5, help="documents (default 5)")
+    g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
+    graph_common(g)
+    g.add_argument("--entity", action="append", help="entity name (repeat)")
+    g.add_argument("--doc-id", help="document whose subgraph to include")
+    g.add_argument("--language", help="document language filter for top-N")
+    g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="template language")
+    g.add_argument("--limit", type=int, default=5, help="top documents (default 5)")
+    g = gsub.add_parser("records", help="write explicit graph records (JSON/JSONL)")
+    graph_common(g)
+    g.add_argument("file", help="records file")
+    sp.set_defaults(func=cmd_graph)
 
     for name, helptext in (
         ("eval", "compare bm25, dense, hybrids, rerank and LlamaIndex fusion on a BEIR folder"),
@@ -301,6 +420,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # a bug, not bad input: say so in one line unless -v asks for more
+        if args.verbose:
+            raise
+        print(
+            f"trilha {args.command}: internal error: {type(e).__name__}: {e} "
+            "(run with -v for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

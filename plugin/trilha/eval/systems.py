@@ -43,6 +43,7 @@ class SearchSpec:
 
     sides: tuple[Side, ...]
     merge: str = "weighted"
+    kg: bool = False
 
 
 #: trilha's systems without rerank, in report order.
@@ -51,6 +52,7 @@ SPECS: dict[str, SearchSpec] = {
     "dense": SearchSpec(("semantic",)),
     "hybrid_weighted": SearchSpec(BOTH, "weighted"),
     "hybrid_rrf": SearchSpec(BOTH, "rrf"),
+    "hybrid_weighted_kg": SearchSpec(BOTH, "weighted", kg=True),
 }
 
 
@@ -76,7 +78,7 @@ def searcher(ws: Workspace, spec: SearchSpec, top_k: int) -> Callable[[str], Sea
     """The workspace search a spec describes, with its trace."""
 
     def search(query: str) -> SearchResult:
-        return ws.search(query, top_k=top_k, sides=spec.sides, merge=spec.merge)
+        return ws.search(query, top_k=top_k, sides=spec.sides, merge=spec.merge, kg=spec.kg)
 
     return search
 
@@ -87,9 +89,15 @@ def workspace_system(ws: Workspace, spec: SearchSpec, top_k: int = 100) -> Syste
     return lambda query: hits_to_documents(search(query).hits)
 
 
-def rerank_system(ws: Workspace, scorer: PairScorer, pool: int = 100, blend: float = 0.0) -> System:
-    """Weighted hybrid top-``pool`` reordered by a cross-encoder; all ``pool`` hits kept."""
-    search = searcher(ws, SPECS["hybrid_weighted"], pool)
+def rerank_system(
+    ws: Workspace,
+    scorer: PairScorer,
+    pool: int = 100,
+    blend: float = 0.0,
+    base: str = "hybrid_weighted",
+) -> System:
+    """A hybrid's top-``pool`` reordered by a cross-encoder; all ``pool`` hits kept."""
+    search = searcher(ws, SPECS[base], pool)
 
     def run(query: str) -> Ranking:
         hits = search(query).hits
@@ -208,9 +216,14 @@ def llamaindex_fusion(ws: Workspace, top_k: int = 100) -> System:
 def build_systems(
     ws: Workspace, top_k: int = 100, scorer: PairScorer | None = None, blend: float = 0.0
 ) -> dict[str, System]:
-    """Every system, in report order; ``hybrid_weighted_rerank`` only with a ``scorer``."""
+    """Every system, in report order; the ``*_rerank`` ones only with a ``scorer``. The ``_kg``
+    systems need the workspace's graph (without one they equal their plain twins and the
+    trace says why)."""
     systems = {name: workspace_system(ws, spec, top_k) for name, spec in SPECS.items()}
     if scorer is not None:
         systems["hybrid_weighted_rerank"] = rerank_system(ws, scorer, top_k, blend)
+        systems["hybrid_weighted_kg_rerank"] = rerank_system(
+            ws, scorer, top_k, blend, base="hybrid_weighted_kg"
+        )
     systems["llamaindex_fusion"] = llamaindex_fusion(ws, top_k)
     return systems

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+import numpy.typing as npt
 
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.tokenize import base_lang, tokenize_query
@@ -57,14 +58,22 @@ class LexicalIndex:
         # the most frequent language's analysis keeps BM25 multiplicities
         return tokenize_query(text, self.langs)
 
-    def search(self, text: str, k: int, mask: BoolArray | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
-        if self._bm25 is None or k <= 0:
-            return []
+    def score_all(self, text: str) -> npt.NDArray[np.float64] | None:
+        """The BM25 score of every row for ``text`` (None when no query term is indexed)."""
+        if self._bm25 is None:
+            return None
         ids = self._bm25.get_tokens_ids(self.query_tokens(text))
         if not ids:
+            return None
+        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)
+
+    @staticmethod
+    def top(
+        scores: npt.NDArray[np.float64] | None, k: int, mask: BoolArray | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
+        if scores is None or k <= 0:
             return []
-        scores = self._bm25.get_scores_from_ids(ids)
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         positive = np.flatnonzero(scores > 0)
@@ -73,6 +82,10 @@ class LexicalIndex:
             positive = positive[part]
         order = positive[np.argsort(-scores[positive], kind="stable")]
         return [(int(r), float(scores[r])) for r in order]
+
+    def search(self, text: str, k: int, mask: BoolArray | None = None) -> list[tuple[int, float]]:
+        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
+        return self.top(self.score_all(text), k, mask)
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path, generation: int) -> None:

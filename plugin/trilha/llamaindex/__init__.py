@@ -2,7 +2,14 @@
 
 from trilha.llamaindex.embedding import TrilhaEmbedding
 from trilha.llamaindex.nodes import SCORE_KEYS, hit_to_node
-from trilha.llamaindex.postprocessors import CrossEncoderRerank
+from trilha.llamaindex.postprocessors import CrossEncoderRerank, KnowledgeGraphBoost
 from trilha.llamaindex.retriever import TrilhaRetriever
 
-__all__ = ["SCORE_KEYS", "CrossEncoderRerank", "TrilhaEmbedding", "TrilhaRetriever", "hit_to_node"]
+__all__ = [
+    "SCORE_KEYS",
+    "CrossEncoderRerank",
+    "KnowledgeGraphBoost",
+    "TrilhaEmbedding",
+    "TrilhaRetriever",
+    "hit_to_node",
+]

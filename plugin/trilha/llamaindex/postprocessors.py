@@ -1,4 +1,4 @@
-"""Node postprocessors: cross-encoder rerank as a LlamaIndex ``BaseNodePostprocessor``."""
+"""Node postprocessors: cross-encoder rerank and the KG boost as LlamaIndex postprocessors."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from trilha.errors import BadRequestError
+from trilha.fusion import minmax
 from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
+from trilha.retrieve.hybrid import KgBooster
+from trilha.types import Hit
+from trilha.workspace import Workspace
 
 
 class CrossEncoderRerank(BaseNodePostprocessor):
@@ -60,3 +64,75 @@ class CrossEncoderRerank(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
+
+
+class KnowledgeGraphBoost(BaseNodePostprocessor):
+    """Seed 001's KG boost as a postprocessor: ``(1 - w)·base + w·kg``, reordered.
+
+    ``base`` is the node's fused score when a trilha retriever made it (already a weighted
+    merge in [0, 1]), else its score min-max scaled over the batch. ``kg`` comes from one
+    batched graph query per call; ``trilha_kg`` is kept on every node. A graph that is down or
+    slow leaves the nodes as they were and records the warning in :attr:`last_warning`.
+    """
+
+    weight: float = Field(default=0.1, ge=0, le=1, description="Share of the KG boost.")
+    last_warning: str | None = Field(default=None, description="Why the last call was unboosted.")
+    _booster: KgBooster = PrivateAttr()
+
+    def __init__(self, booster: KgBooster, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._booster = booster
+
+    @classmethod
+    def from_workspace(
+        cls, workspace: Workspace, weight: float | None = None
+    ) -> KnowledgeGraphBoost:
+        """The booster of a workspace's graph (``TRILHA_WEIGHT_KG`` by default)."""
+        booster = workspace.searcher.booster
+        if booster is None:
+            raise BadRequestError("the workspace has no graph; set TRILHA_GRAPH_BACKEND")
+        return cls(booster, weight=workspace.settings.weight_kg if weight is None else weight)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TrilhaKnowledgeGraphBoost"
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        if query_bundle is None:
+            raise BadRequestError("the KG boost needs the query: pass query_bundle / query_str")
+        if not nodes:
+            return []
+        hits = [node_to_hit(n) for n in nodes]
+        kg, warning = self._booster.boost(query_bundle.query_str, [h.unit.unit_id for h in hits])
+        self.last_warning = warning
+        if warning:
+            return list(nodes)
+        base = _base_scores(nodes, hits)
+        boosted = []
+        for hit, b in zip(hits, base, strict=True):
+            k = kg.get(hit.unit.unit_id, 0.0)
+            scores = hit.scores.model_copy(
+                update={"kg": k, "fused": (1 - self.weight) * b + self.weight * k}
+            )
+            boosted.append(Hit(unit=hit.unit, scores=scores))
+        boosted.sort(key=lambda h: -h.scores.fused)
+        out = []
+        for rank, hit in enumerate(boosted, start=1):
+            ranked = Hit(unit=hit.unit, scores=hit.scores.model_copy(update={"fused_rank": rank}))
+            out.append(hit_to_node(ranked))
+        return out
+
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
+
+
+def _base_scores(nodes: list[NodeWithScore], hits: list[Hit]) -> list[float]:
+    """Fused scores when every node has one from trilha, else min-max of the node scores."""
+    if all(h.scores.fused_rank is not None for h in hits):
+        return [h.scores.fused for h in hits]
+    scaled = minmax({str(i): float(n.score or 0.0) for i, n in enumerate(nodes)})
+    return [scaled[str(i)] for i in range(len(nodes))]

@@ -47,13 +47,16 @@ def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str
         tmp.rename(folder)
     if precision != "int8":
         return folder, "onnx/model.onnx"
-    qfile = folder / "onnx" / "model_qint8_avx2.onnx"
-    if not qfile.exists():
+    quantised = sorted((folder / "onnx").glob("model_*int8_avx2.onnx"))
+    if not quantised:
         ce = CrossEncoder(
             str(folder), backend="onnx", model_kwargs={"file_name": "onnx/model.onnx"}
         )
         export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
-    return folder, "onnx/model_qint8_avx2.onnx"
+        quantised = sorted((folder / "onnx").glob("model_*int8_avx2.onnx"))
+    if not quantised:
+        raise ModelLoadError(f"int8 export of {model} wrote no model_*int8_avx2.onnx in {folder}")
+    return folder, f"onnx/{quantised[0].name}"
 
 
 class CrossEncoderReranker:

@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,15 @@ from trilha.index.lexical import LexicalIndex
 from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
 
 Side = Literal["bm25", "semantic"]
-SideResult = tuple[dict[str, float], list[StageTrace]]
+Filler = Callable[[Sequence[str]], dict[str, float]]
+
+
+class SideResult(NamedTuple):
+    """One side's ranked candidates, its stage traces, and how to score any other unit."""
+
+    scores: dict[str, float]
+    stages: list[StageTrace]
+    fill: Filler | None = None
 
 
 class KgBooster(Protocol):
@@ -96,11 +104,20 @@ class HybridSearcher:
     # -- the two sides ----------------------------------------------------------------------
     def _bm25_side(self, text: str, n: int, expr: FilterExpr | None) -> SideResult:
         start = time.perf_counter()
-        mask = self.lexical.columns.mask(expr) if expr is not None else None
-        rows = self.lexical.search(text, n, mask)
-        units = self.lexical.units
-        scores = {units[r].unit_id: s for r, s in rows}
-        return scores, [StageTrace(name="bm25", latency_ms=_ms(start), count=len(scores))]
+        lexical = self.lexical
+        mask = lexical.columns.mask(expr) if expr is not None else None
+        everything = lexical.score_all(text)
+        rows = lexical.top(everything, n, mask)
+        scores = {lexical.units[r].unit_id: s for r, s in rows}
+
+        def fill(unit_ids: Sequence[str]) -> dict[str, float]:
+            if everything is None:
+                return {}
+            rows_of = ((u, lexical.row_of.get(u)) for u in unit_ids)
+            return {u: float(everything[r]) for u, r in rows_of if r is not None}
+
+        stage = StageTrace(name="bm25", latency_ms=_ms(start), count=len(scores))
+        return SideResult(scores, [stage], fill)
 
     def _dense_side(
         self, text: str, n: int, expr: FilterExpr | None, vector: npt.NDArray[np.float32] | None
@@ -113,7 +130,13 @@ class HybridSearcher:
         start = time.perf_counter()
         scores = dict(self.dense.search(vector, n, expr))
         stages.append(StageTrace(name="dense", latency_ms=_ms(start), count=len(scores)))
-        return scores, stages
+        query = vector
+
+        def fill(unit_ids: Sequence[str]) -> dict[str, float]:
+            stored = self.dense.vectors(list(unit_ids))
+            return {u: float(np.dot(v, query)) for u, v in stored.items()}
+
+        return SideResult(scores, stages, fill)
 
     def _jobs(
         self, text: str, params: SearchParams, vector: npt.NDArray[np.float32] | None
@@ -168,7 +191,7 @@ class HybridSearcher:
         """The graph boost of the union of candidates, or None when off or unavailable."""
         if not params.kg:
             return None, None
-        union = list(dict.fromkeys(uid for scores, _ in sides.values() for uid in scores))
+        union = list(dict.fromkeys(uid for side in sides.values() for uid in side.scores))
         if self.booster is None:
             return None, StageTrace(
                 name="kg",
@@ -198,14 +221,14 @@ class HybridSearcher:
         start = time.perf_counter()
         kg, kg_trace = kg_stage
         trace = Trace(merge=params.merge)
-        for _, stages in sides.values():
-            trace.stages.extend(stages)
+        for side in sides.values():
+            trace.stages.extend(side.stages)
         if kg_trace is not None:
             trace.stages.append(kg_trace)
             if kg_trace.note:
                 trace.warnings.append(kg_trace.note)
-        bm25 = sides["bm25"][0] if "bm25" in sides else {}
-        sem = sides["semantic"][0] if "semantic" in sides else {}
+        bm25 = sides["bm25"].scores if "bm25" in sides else {}
+        sem = sides["semantic"].scores if "semantic" in sides else {}
         trace.bm25_hits, trace.ann_hits = len(bm25), len(sem)
         if len(sides) == 2 and bool(bm25) != bool(sem):
             trace.fallback = "dense_only" if sem else "bm25_only"
@@ -221,6 +244,7 @@ class HybridSearcher:
             w = active_weights(params.weights, present)
             fused = rrf_merge(rankings, w, params.rrf_k)
         else:
+            bm25, sem = self._complete(sides, bm25, sem, trace)
             fused = weighted_merge(bm25, sem, params.weights, kg)
         best_rank = {
             uid: min(bm25_rank.get(uid, 1 << 30), sem_rank.get(uid, 1 << 30)) for uid in fused
@@ -248,6 +272,37 @@ class HybridSearcher:
             hits.append(Hit(unit=self.lexical.units[row], scores=scores))
         trace.stages.append(StageTrace(name="merge", latency_ms=_ms(start), count=len(hits)))
         return SearchResult(hits=hits, trace=trace)
+
+    def _complete(
+        self,
+        sides: dict[Side, SideResult],
+        bm25: dict[str, float],
+        sem: dict[str, float],
+        trace: Trace,
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """Give every candidate of the union its real score on both sides.
+
+        A unit that one side ranked just below its cut-off is not worth 0 on that side: each side
+        scores the other side's candidates (BM25 from the score vector it already computed, the
+        dense side from the stored vectors), so min-max runs over the same union on both sides.
+        A side that returned nothing stays empty (that is the fallback, not a fill).
+        """
+        if not bm25 or not sem:
+            return bm25, sem
+        start = time.perf_counter()
+        out = []
+        for name, own, other in (("bm25", bm25, sem), ("semantic", sem, bm25)):
+            fill = sides[name].fill  # type: ignore[index]
+            missing = [u for u in other if u not in own]
+            out.append({**fill(missing), **own} if fill and missing else own)
+        trace.stages.append(
+            StageTrace(
+                name="fill",
+                latency_ms=_ms(start),
+                count=len(out[0]) + len(out[1]) - len(bm25) - len(sem),
+            )
+        )
+        return out[0], out[1]
 
     def _doc_of(self, uid: str) -> str:
         row = self.lexical.row_of.get(uid)
