@@ -29,12 +29,13 @@ class TrilhaRetriever(BaseRetriever):
         filters: Any = None,
         merge: str | None = None,
         candidates: int | None = None,
+        kg: bool | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.workspace = workspace
         self.params = workspace.params(
-            top_k=top_k, candidates=candidates, merge=merge, filters=filters
+            top_k=top_k, candidates=candidates, merge=merge, filters=filters, kg=kg
         )
         self.last_trace: Trace | None = None
 

@@ -1,0 +1,157 @@
+"""The graph inside a workspace: KG boost in search, degradation, tools, postprocessor, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, make_docs
+from trilha.cli.main import main
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import ConfigurationError
+from trilha.ingest.loaders import load_path
+from trilha.llamaindex import KnowledgeGraphBoost, TrilhaRetriever
+from trilha.llamaindex.tools import graph_tools
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+
+RECORDS = Path(str(files("trilha.samples") / "graph" / "records.jsonl"))
+DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
+
+
+@pytest.fixture()
+def legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
+    ws.ingest(load_path(SAMPLES))
+    assert ws.ingest_records(RECORDS) == 31
+    yield ws
+    ws.close()
+
+
+def _top_doc(ws: Workspace, query: str, **kwargs: object) -> str:
+    return ws.search(query, top_k=3, **kwargs).hits[0].unit.doc_id  # type: ignore[arg-type]
+
+
+def _rank(ws: Workspace, query: str, doc_id: str, kg: bool) -> int:
+    docs = [h.unit.doc_id for h in ws.search(query, top_k=10, kg=kg).hits]
+    return docs.index(doc_id) + 1
+
+
+def test_kg_boost_lifts_the_decision_with_criteria(legal_ws: Workspace) -> None:
+    # a debt-collection question: the right document is the decision on the 5-year limitation,
+    # which the graph links to two Criterios (peso alto and 2), a Fato and a Prova
+    query = "quanto tempo tenho para cobrar"
+    plain = legal_ws.search(query, top_k=3, kg=False)
+    assert plain.hits[0].unit.doc_id == "policy/protecao-dados-lgpd"  # lexical noise wins
+    boosted = legal_ws.search(query, top_k=10, kg=True)
+    assert _rank(legal_ws, query, DEBT, kg=True) < _rank(legal_ws, query, DEBT, kg=False)
+    assert boosted.hits[0].unit.doc_id != "policy/protecao-dados-lgpd"
+    debt = next(h for h in boosted.hits if h.unit.doc_id == DEBT)
+    assert debt.scores.kg == 1.0
+    assert boosted.trace.stage("kg") is not None and not boosted.trace.warnings
+
+
+def test_graph_down_mid_run_answers_unboosted_with_a_warning(legal_ws: Workspace) -> None:
+    assert legal_ws.graph is not None
+    legal_ws.graph.store.close()  # the embedded server stops
+    result = legal_ws.search("prazo prescricional", top_k=3, kg=True)
+    assert len(result.hits) == 3
+    assert all(h.scores.kg is None for h in result.hits)
+    assert any("kg boost skipped" in w for w in result.trace.warnings)
+
+
+def test_unreachable_graph_server_degrades(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    settings = TrilhaSettings(
+        graph_backend="bolt", graph_url="bolt://127.0.0.1:9", graph_timeout_s=0.5
+    )
+    with Workspace.open(tmp_path / "w", settings, embedder=embedder) as ws:
+        report = ws.ingest(make_docs()[:2])
+        assert report.docs_added == 2 and any("graph ingest failed" in e for e in report.errors)
+        result = ws.search("remote work VPN", top_k=2)
+        assert len(result.hits) == 2 and all(h.scores.kg is None for h in result.hits)
+        assert any("kg boost skipped" in w for w in result.trace.warnings)
+
+
+def test_graph_off_means_no_kg_and_no_warning(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    with Workspace.open(
+        tmp_path / "w", TrilhaSettings(graph_backend="none"), embedder=embedder
+    ) as ws:
+        ws.ingest(make_docs()[:2])
+        result = ws.search("remote work VPN", top_k=2)
+        assert result.trace.stage("kg") is None and not result.trace.warnings
+        with pytest.raises(ConfigurationError, match="no graph"):
+            ws.ingest_records(RECORDS)
+
+
+def test_delete_removes_the_document_from_the_graph(legal_ws: Workspace) -> None:
+    assert legal_ws.graph is not None
+    count = "MATCH (c:Chunk {doc_id: $d}) RETURN count(c) AS n"
+    assert legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] > 0
+    legal_ws.delete("hr/employee-onboarding")
+    assert legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] == 0
+
+
+def test_kg_postprocessor_reorders_and_keeps_kg_scores(legal_ws: Workspace) -> None:
+    from llama_index.core.schema import QueryBundle
+
+    query = "quanto tempo tenho para cobrar"
+    nodes = TrilhaRetriever(legal_ws, top_k=10, kg=False).retrieve(query)
+    fused = {n.node.node_id: n.node.metadata["trilha_fused"] for n in nodes}
+    boosted = KnowledgeGraphBoost.from_workspace(legal_ws).postprocess_nodes(
+        nodes, QueryBundle(query)
+    )
+    kg = {n.node.node_id: n.node.metadata["trilha_kg"] for n in boosted}
+    assert max(kg.values()) == 1.0 and set(kg) == set(fused)
+    expected = sorted(fused, key=lambda u: -(0.9 * fused[u] + 0.1 * kg[u]))
+    assert [n.node.node_id for n in boosted] == expected
+    assert [n.node.metadata["trilha_fused_rank"] for n in boosted] == list(range(1, 11))
+
+
+def test_graph_tools_return_seed_json(legal_ws: Workspace) -> None:
+    tools = {t.metadata.name: t for t in graph_tools(legal_ws)}
+    assert set(tools) == {
+        "trilha_graph_subgraph",
+        "trilha_graph_path",
+        "trilha_graph_topn",
+        "trilha_graph_mermaid",
+        "trilha_graph_context",
+    }
+    top = tools["trilha_graph_topn"].call(entity_names=["LGPD"], language="pt", limit=2)
+    assert top.raw_output["items"][0]["doc_id"] == "policy/protecao-dados-lgpd"
+    sub = asyncio.run(tools["trilha_graph_subgraph"].acall(doc_id=DEBT, max_hops=1, limit=50))
+    assert {"nodes", "edges", "constraints", "query"} <= set(sub.raw_output)
+    labels = {n["label"] for n in sub.raw_output["nodes"]}
+    assert {"Doc", "Chunk", "Criterio", "Fato", "Prova"} <= labels
+    assert tools["trilha_graph_mermaid"].call(doc_id=DEBT).content.startswith("graph LR")
+    assert (
+        tools["trilha_graph_path"]
+        .call(source_entity="LGPD", target_entity="ANPD")
+        .raw_output["meta"]["found"]
+    )
+
+
+def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(tmp_path / "cli")
+    assert main(["ingest", "-q", "-w", ws, str(SAMPLES), "--records", str(RECORDS)]) == 0
+    capsys.readouterr()
+    assert main(["graph", "topn", "-w", ws, "--entity", "LGPD", "--language", "pt", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["items"][0]["doc_id"] == "policy/protecao-dados-lgpd"
+    assert main(["graph", "mermaid", "-w", ws, DEBT, "--max-hops", "1"]) == 0
+    assert capsys.readouterr().out.startswith("graph LR")
+    assert main(["graph", "path", "-w", ws, "LGPD", "Nowhere Entity", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["path"] == []
+    assert main(["graph", "subgraph", "-w", ws, DEBT, "--max-hops", "-1"]) == 2
+    assert "max_hops" in capsys.readouterr().err
+    assert main(["graph", "png", "-w", ws, DEBT, "--out", str(tmp_path / "g.png")]) == 0
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["graph", "context", "-w", ws, "--entity", "LGPD", "--lang", "pt"]) == 0
+    assert "# Contexto da pergunta" in capsys.readouterr().out
