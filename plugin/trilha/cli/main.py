@@ -164,19 +164,30 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Warm latency of each system, stage timings, ingest and optional scale test."""
-    from trilha.eval.bench import run_bench
+    """Warm latency of each system, stage timings, ingest and optional scale and graph tests."""
+    report: dict[str, Any] = {}
+    if args.data:
+        from trilha.eval.bench import run_bench
 
-    report = run_bench(
-        Path(args.data),
-        Path(args.out),
-        workspace_dir=args.workspace_dir,
-        queries=args.queries,
-        reranker=args.reranker,
-        scale=args.scale,
-        progress=not args.quiet,
-    )
-    _print_table(report["systems"], ("p50_ms", "p95_ms", "qps"))
+        report = run_bench(
+            Path(args.data),
+            Path(args.out),
+            workspace_dir=args.workspace_dir,
+            queries=args.queries,
+            reranker=args.reranker,
+            scale=args.scale,
+            progress=not args.quiet,
+        )
+        _print_table(report["systems"], ("p50_ms", "p95_ms", "qps"))
+    elif not args.graph:
+        raise BadRequestError("bench needs --data DIR, --graph, or both")
+    if args.graph:
+        from trilha.graph.bench import bench_backends
+
+        report["graph"] = bench_backends(entities=args.graph_entities, edges=args.graph_edges)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2))
     print(json.dumps({k: v for k, v in report.items() if k != "systems"}, indent=2))
     print(f"wrote {args.out}")
     return 0
@@ -367,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=helptext)
         sp.add_argument(
             "--data",
-            required=True,
+            required=name == "eval",
             help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
         )
         sp.add_argument("--out", required=True, help="output JSON file")
@@ -388,6 +399,24 @@ def build_parser() -> argparse.ArgumentParser:
                 const=100_000,
                 default=None,
                 help="also build a synthetic index of N units (default 100000)",
+            )
+            sp.add_argument(
+                "--graph",
+                action="store_true",
+                help="also time subgraph, path and "
+                "top-N on a synthetic graph, on embedded FalkorDB and ArcadeDB/Bolt",
+            )
+            sp.add_argument(
+                "--graph-entities",
+                type=int,
+                default=100_000,
+                help="entities of the synthetic graph (default 100000)",
+            )
+            sp.add_argument(
+                "--graph-edges",
+                type=int,
+                default=300_000,
+                help="RELATED edges of the synthetic graph (default 300000)",
             )
             sp.set_defaults(func=cmd_bench)
     return p

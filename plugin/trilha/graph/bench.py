@@ -246,3 +246,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def bench_backends(
+    backends: Sequence[str] = ("falkordb", "arcadedb"),
+    entities: int = 100_000,
+    edges: int = 300_000,
+    n_queries: int = 50,
+) -> dict[str, dict[str, Any]]:
+    """:func:`run_bench` on each embedded backend (FalkorDB, ArcadeDB over Bolt), each in a
+    temporary folder that is removed afterwards; a backend that fails is reported, not raised."""
+    out: dict[str, dict[str, Any]] = {}
+    for backend in backends:
+        args = argparse.Namespace(
+            backend=backend, heap="4g", url=None, user=None, password=None, database=None
+        )
+        with tempfile.TemporaryDirectory(prefix="trilha-bench-") as tmp:
+            try:
+                store, stop = _store(args, Path(tmp))
+            except Exception as e:
+                out[backend] = {"error": f"{type(e).__name__}: {e}"}
+                continue
+            try:
+                out[backend] = run_bench(
+                    store, entities, edges, n_queries=n_queries, backend=backend
+                )
+            except Exception as e:
+                out[backend] = {"error": f"{type(e).__name__}: {e}"}
+            finally:
+                stop()
+    return out
