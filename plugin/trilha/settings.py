@@ -74,8 +74,10 @@ class TrilhaSettings(BaseSettings):
     rerank_batch_size: int = Field(32, gt=0, description="Pairs scored per batch.")
     rerank_max_length: int = Field(256, gt=0, description="Max tokens of a query+passage pair.")
     rerank_backend: Literal["torch", "onnx"] = Field("torch", description="Inference backend.")
-    rerank_precision: Literal["fp32", "bf16", "int8"] = Field(
-        "fp32", description="fp32/bf16 on torch; fp32/int8 on onnx."
+    rerank_precision: Literal["auto", "fp32", "bf16", "int8"] = Field(
+        "auto",
+        description="'auto' (bf16 where the CPU has native bf16, else fp32), or "
+        "fp32/bf16 on torch, fp32/int8 on onnx.",
     )
 
     # Graph (issue 3): embedded FalkorDB by default, Neo4j/any Bolt server by URL

@@ -56,14 +56,16 @@ def _check_exact_order(reranker: CrossEncoderReranker, ws: Workspace, query: str
 def test_tiny_model_reproduces_its_own_ordering(
     tiny_cross_encoder: Path, sample_ws: Workspace
 ) -> None:
-    reranker = CrossEncoderReranker(str(tiny_cross_encoder), top_n=5, max_length=128)
+    reranker = CrossEncoderReranker(
+        str(tiny_cross_encoder), top_n=5, max_length=128, precision="fp32"
+    )
     _check_exact_order(reranker, sample_ws, "security incident report within one hour")
     assert len(reranker.rerank("vpn", sample_ws.search("vpn", top_k=20).hits)) == 5
 
 
 @pytest.mark.skipif(not CE_SCIFACT.exists(), reason="../shared/models/ce-minilm-scifact absent")
 def test_shared_cross_encoder_reproduces_its_own_ordering(sample_ws: Workspace) -> None:
-    reranker = CrossEncoderReranker(str(CE_SCIFACT), top_n=12)
+    reranker = CrossEncoderReranker(str(CE_SCIFACT), top_n=12, precision="fp32")
     _check_exact_order(reranker, sample_ws, "What is the deadline to report a security incident?")
 
 

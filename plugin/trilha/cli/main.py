@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -302,7 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rerank", action="store_true", help="rerank with the cross-encoder")
     sp.add_argument("--reranker", help="cross-encoder id or local path (TRILHA_RERANKER_MODEL)")
     sp.add_argument("--rerank-backend", choices=("torch", "onnx"), help="reranker backend")
-    sp.add_argument("--rerank-precision", choices=("fp32", "bf16", "int8"), help="precision")
+    sp.add_argument(
+        "--rerank-precision",
+        choices=("auto", "fp32", "bf16", "int8"),
+        help="precision (default auto)",
+    )
     sp.add_argument("--tags", help="comma-separated; a unit matches any of them")
     sp.add_argument("--lang", help="language code, e.g. pt or en")
     sp.add_argument("--setor", help="sector")
@@ -387,8 +392,18 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
         if name == "eval":
             sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
-            sp.add_argument("--rerank-backend", choices=("torch", "onnx"), default="onnx")
-            sp.add_argument("--rerank-precision", choices=("fp32", "bf16", "int8"), default="int8")
+            sp.add_argument(
+                "--rerank-backend",
+                choices=("torch", "onnx"),
+                default="torch",
+                help="reranker backend (default torch)",
+            )
+            sp.add_argument(
+                "--rerank-precision",
+                choices=("auto", "fp32", "bf16", "int8"),
+                default="auto",
+                help="reranker precision (default auto)",
+            )
             sp.set_defaults(func=cmd_eval)
         else:
             sp.add_argument("--queries", type=int, default=100, help="queries timed (def. 100)")
@@ -440,6 +455,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``trilha`` command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM exits through SystemExit so embedded servers are stopped by their finalizers
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     _quiet_libraries(args.verbose)
     try:
         return int(args.func(args))
