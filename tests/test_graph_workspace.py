@@ -155,3 +155,29 @@ def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
     assert main(["graph", "context", "-w", ws, "--entity", "LGPD", "--lang", "pt"]) == 0
     assert "# Contexto da pergunta" in capsys.readouterr().out
+
+
+def test_a_configured_extractor_feeds_the_graph(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    from trilha.graph.extract import ExtractedEntity
+    from trilha.types import TextUnit
+
+    class Glossary:
+        """Finds the words of a fixed glossary (as an LLM extractor would, deterministically)."""
+
+        def extract(self, unit: TextUnit) -> list[ExtractedEntity]:
+            return (
+                [ExtractedEntity("Rede Privada", "Concept", 0.9, 1)] if "VPN" in unit.text else []
+            )
+
+    with Workspace.open(
+        tmp_path / "w", TrilhaSettings(), embedder=embedder, extractor=Glossary()
+    ) as ws:
+        ws.ingest(make_docs())
+        assert ws.graph is not None
+        rows = ws.graph.store.run(
+            "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity {id: $e}) RETURN c.id AS id ORDER BY id",
+            {"e": "rede privada"},
+        )
+        assert [r["id"] for r in rows] == ["onboarding#0", "pol-remote#0"]

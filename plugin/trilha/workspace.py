@@ -26,6 +26,8 @@ from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.fusion import Weights
+from trilha.graph.extract import EntityExtractor
+from trilha.graph.ingest import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
@@ -80,8 +82,13 @@ class Workspace:
         settings: TrilhaSettings | None = None,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        extractor: EntityExtractor | None = None,
     ) -> Workspace:
-        """Open (or create) the workspace at ``path`` (default: ``settings.workspace``)."""
+        """Open (or create) the workspace at ``path`` (default: ``settings.workspace``).
+
+        ``extractor`` finds entities for the graph at ingest: the offline rule extractor by
+        default, or e.g. ``trilha.graph.LLMEntityExtractor(llm)`` (LlamaIndex's
+        ``SchemaLLMPathExtractor``) when an LLM is configured."""
         settings = settings or TrilhaSettings()
         root = Path(path if path is not None else settings.workspace).expanduser()
         root.mkdir(parents=True, exist_ok=True)
@@ -107,7 +114,7 @@ class Workspace:
         except BaseException:
             store.close()
             raise
-        graph, graph_warning = _open_graph(settings, root)
+        graph, graph_warning = _open_graph(settings, root, extractor)
         ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning)
         try:
             ws.repair()
@@ -443,15 +450,20 @@ class Workspace:
         return SearchResult(hits=hits, trace=trace)
 
 
-def _open_graph(settings: TrilhaSettings, root: Path) -> tuple[GraphService | None, str | None]:
+def _open_graph(
+    settings: TrilhaSettings, root: Path, extractor: EntityExtractor | None = None
+) -> tuple[GraphService | None, str | None]:
     """The workspace's graph, or (None, why) when it is off or cannot be reached: a graph that
     is down degrades retrieval (no KG boost, a warning in every trace), it never fails it."""
     if settings.graph_backend == "none":
         return None, None
     try:
-        return GraphService.from_settings(
+        service = GraphService.from_settings(
             settings, data_dir=root / "graph", log_path=settings.graph_log_path
-        ), None
+        )
+        if extractor is not None:
+            service.writer = GraphWriter(service.store, extractor)
+        return service, None
     except Exception as e:
         warning = f"graph unavailable ({type(e).__name__}: {e}); searching without KG boost"
         log.warning(warning)
