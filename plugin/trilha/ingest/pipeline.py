@@ -80,7 +80,7 @@ class IngestPipeline:
         start = time.perf_counter()
         batch: list[_Pending] = []
         n_units = 0
-        bar = tqdm(total=total, unit="doc", desc="ingest", disable=not progress)
+        bar: tqdm[None] = tqdm(total=total, unit="doc", desc="ingest", disable=not progress)
         seen: set[str] = set()
         for doc in documents:
             report.docs_seen += 1
