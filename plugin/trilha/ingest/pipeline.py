@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -80,7 +81,7 @@ class IngestPipeline:
         start = time.perf_counter()
         batch: list[_Pending] = []
         n_units = 0
-        bar: tqdm[None] = tqdm(total=total, unit="doc", desc="ingest", disable=not progress)
+        bar = tqdm(total=total, unit="doc", desc="ingest", disable=not progress)
         seen: set[str] = set()
         for doc in documents:
             report.docs_seen += 1
@@ -106,7 +107,7 @@ class IngestPipeline:
         report.seconds = time.perf_counter() - start
         return report
 
-    def _flush(self, batch: list[_Pending], report: IngestReport, bar: tqdm[None]) -> None:
+    def _flush(self, batch: list[_Pending], report: IngestReport, bar: tqdm[Any]) -> None:
         if not batch:
             return
         units = [u for p in batch for u in p.units]
