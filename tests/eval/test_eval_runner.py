@@ -37,7 +37,14 @@ QUERIES = {
     "3": ("penicillin and the bacterial cell wall", "d11"),
     "4": ("insulin lowers blood glucose", "d04"),
 }
-SYSTEMS = {"bm25", "dense", "hybrid_weighted", "hybrid_rrf", "llamaindex_fusion"}
+SYSTEMS = {
+    "bm25",
+    "dense",
+    "hybrid_weighted",
+    "hybrid_rrf",
+    "hybrid_weighted_kg",
+    "llamaindex_fusion",
+}
 METRICS = {"ndcg@10", "recall@100", "mrr@10"}
 
 
@@ -107,7 +114,10 @@ def test_json_has_the_documented_shape(two_runs: tuple[Path, dict, dict]) -> Non
     written = json.loads(out.read_text())
     assert written == second
     assert written["dataset"] == "tiny" and written["n_queries"] == 4
-    assert set(written["systems"]) == SYSTEMS | {"hybrid_weighted_rerank"}
+    assert set(written["systems"]) == SYSTEMS | {
+        "hybrid_weighted_rerank",
+        "hybrid_weighted_kg_rerank",
+    }
     for scores in written["systems"].values():
         assert set(scores) == METRICS
         assert all(isinstance(v, float) and 0.0 <= v <= 1.0 for v in scores.values())
@@ -137,7 +147,8 @@ def test_a_second_run_encodes_and_rescores_nothing(two_runs: tuple[Path, dict, d
     assert second["ingest"]["units_written"] == 0 and second["ingest"]["encode_seconds"] == 0
     assert first["config"]["reranker"]["scored_pairs"] == 4 * 12
     assert second["config"]["reranker"]["scored_pairs"] == 0
-    assert second["config"]["reranker"]["cached_pairs"] == 4 * 12
+    # both rerank systems look up the same 4 x 12 pairs (all 12 units are in every top-100)
+    assert second["config"]["reranker"]["cached_pairs"] == 2 * 4 * 12
     assert second["systems"] == first["systems"]
 
 
