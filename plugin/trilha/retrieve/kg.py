@@ -1,8 +1,10 @@
 """The knowledge-graph booster the hybrid searcher calls (seed 001, stage 7).
 
-Entities "the query mentions" are found without a gazetteer: every 1–4-word n-gram of the query
-that is not only stopwords is offered to the graph, which matches them against entity ids
-(normalised names) inside the single batched boost query.
+Entities "the query mentions" are the ones the ingest-time rule extractor finds in the query
+(acronyms, capitalised phrases, pt and en), matched against entity ids (normalised names) inside
+the single batched boost query. Chosen on SciFact's *train* split: +0.0030 nDCG@10 over no boost,
+against +0.0015 when every 1–4-word n-gram of the query is offered (:func:`query_ngrams`, kept
+for callers who prefer recall over precision).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from trilha.graph.extract import STOPWORDS
+from trilha.graph.extract import STOPWORDS, entities_in_query
 from trilha.graph.service import GraphService
 
 _WORD = re.compile(r"[^\W_][\w'’.-]*")
@@ -41,7 +43,7 @@ class GraphBooster:
 
     def boost(self, query: str, unit_ids: Sequence[str]) -> tuple[dict[str, float], str | None]:
         """``(unit_id -> boost in [0, 1], warning)``."""
-        result = self.service.kg_boost(unit_ids, query_ngrams(query))
+        result = self.service.kg_boost(unit_ids, entities_in_query(query))
         return result.scores, result.warning
 
 
