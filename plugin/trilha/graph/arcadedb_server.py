@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
+from trilha.graph.process import terminate
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +43,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.stdin.close()
         proc.wait(timeout=20)
     except (OSError, subprocess.TimeoutExpired):
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        terminate(proc)
 
 
 class ArcadeDBBoltServer:

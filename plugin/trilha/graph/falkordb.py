@@ -22,6 +22,7 @@ from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
 from trilha.graph.dialect import FALKORDB, Dialect
+from trilha.graph.process import terminate
 from trilha.graph.store import Params, Row, check_params, plain
 
 logger = logging.getLogger(__name__)
@@ -80,12 +81,7 @@ def _stop_process(proc: subprocess.Popen[bytes], sock: str, scratch: str | None)
     """Compact the AOF, SIGTERM (redis saves and fsyncs), SIGKILL after 10 s; clean up."""
     if proc.poll() is None:
         _compact_aof(sock)
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        terminate(proc)
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
 
