@@ -10,7 +10,7 @@ import pytest
 from trilha.cli.main import DEMO_QUESTIONS, build_parser, main
 
 
-@pytest.mark.parametrize("command", ["ingest", "query", "demo", "eval", "bench"])
+@pytest.mark.parametrize("command", ["ingest", "query", "demo", "eval", "bench", "graph"])
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])
@@ -20,7 +20,7 @@ def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]
 
 def test_top_level_help_lists_commands() -> None:
     text = build_parser().format_help()
-    for command in ("ingest", "query", "demo", "eval", "bench"):
+    for command in ("ingest", "query", "demo", "eval", "bench", "graph"):
         assert command in text
 
 
