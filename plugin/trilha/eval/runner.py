@@ -31,7 +31,7 @@ from trilha.workspace import Workspace
 log = logging.getLogger(__name__)
 
 Backend = Literal["torch", "onnx"]
-Precision = Literal["fp32", "bf16", "int8"]
+Precision = Literal["auto", "fp32", "bf16", "int8"]
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
 
 
@@ -100,6 +100,15 @@ def _ingest(ws: Workspace, ds: BeirDataset, progress: bool) -> dict[str, Any]:
     }
 
 
+def resolve_precision(backend: str, precision: Precision) -> Precision:
+    """'auto' made concrete (so score caches never mix bf16 and fp32 scores)."""
+    if precision != "auto":
+        return precision
+    from trilha.rerank.cross_encoder import native_bf16_precision
+
+    return "fp32" if backend == "onnx" else native_bf16_precision()
+
+
 def run_eval(
     data_dir: Path | str,
     out_path: Path | str,
@@ -132,7 +141,11 @@ def run_eval(
         None
         if reranker is None
         else RerankOptions(
-            str(reranker), rerank_backend, rerank_precision, rerank_max_length, rerank_blend
+            str(reranker),
+            rerank_backend,
+            resolve_precision(rerank_backend, rerank_precision),
+            rerank_max_length,
+            rerank_blend,
         )
     )
     with Workspace.open(folder, settings) as ws:
