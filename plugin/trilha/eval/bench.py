@@ -130,7 +130,7 @@ def bench_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
     calls = {name: _trace_of(searcher(ws, spec, 10)) for name, spec in SPECS.items()}
     if rerank:
         calls["hybrid_weighted_rerank"] = _trace_of(
-            lambda q: ws.search(q, top_k=12, candidates=40, rerank=True, merge="weighted")
+            lambda q: ws.search(q, top_k=12, candidates=40, rerank=True, merge="weighted", kg=False)
         )
     fusion = fusion_retriever(ws, top_k=10)
 
