@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -437,8 +438,6 @@ class Workspace:
         ), keep
 
     def _rerank(self, query: str, result: SearchResult, keep: int) -> SearchResult:
-        import time
-
         start = time.perf_counter()
         hits = self.reranker.rerank(query, result.hits, top_n=keep)
         trace = result.trace.model_copy(deep=True)

@@ -20,12 +20,3 @@ from trilha.retrieve.hybrid import per_side_candidates
 )
 def test_per_side(top_k: int, k: int | None, cap: int, expected: int) -> None:
     assert per_side_candidates(top_k, k, cap) == expected
-
-
-def test_query_ngrams_skip_stopword_edges() -> None:
-    from trilha.retrieve.kg import query_ngrams
-
-    grams = query_ngrams("the Código Civil of Brazil")
-    assert "Código Civil" in grams and "Brazil" in grams
-    assert all(not g.lower().startswith(("the ", "of ")) for g in grams)
-    assert "the" not in grams and "of" not in grams

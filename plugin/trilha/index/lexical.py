@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 
 class LexicalIndex:
-    """BM25 over units, searched by query text with an optional row mask."""
+    """BM25 over units: :meth:`score_all` scores every row, :meth:`top` selects under a mask."""
 
     def __init__(self, units: Sequence[TextUnit], bm25: bm25s.BM25 | None) -> None:
         self.units = list(units)
@@ -82,10 +82,6 @@ class LexicalIndex:
             positive = positive[part]
         order = positive[np.argsort(-scores[positive], kind="stable")]
         return [(int(r), float(scores[r])) for r in order]
-
-    def search(self, text: str, k: int, mask: BoolArray | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
-        return self.top(self.score_all(text), k, mask)
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path, generation: int) -> None:

@@ -270,7 +270,9 @@ class HybridSearcher:
                 fused_rank=pos,
             )
             hits.append(Hit(unit=self.lexical.units[row], scores=scores))
-        trace.stages.append(StageTrace(name="merge", latency_ms=_ms(start), count=len(hits)))
+        fill = trace.stage("fill")
+        merge_ms = _ms(start) - (fill.latency_ms if fill is not None else 0.0)
+        trace.stages.append(StageTrace(name="merge", latency_ms=merge_ms, count=len(hits)))
         return SearchResult(hits=hits, trace=trace)
 
     def _complete(
