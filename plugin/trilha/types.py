@@ -12,6 +12,9 @@ Scalar = str | int | float | bool
 MetaValue = Scalar | list[str] | None
 
 _YYYYMMDD = re.compile(r"^\d{8}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Values of ``visibility`` a unit may carry.
+VISIBILITIES = ("public", "org", "team", "private", "restricted")
 
 
 def date_to_int(value: str | date | datetime | None) -> int | None:
@@ -62,6 +65,31 @@ class TextUnit(BaseModel):
         default_factory=dict,
         description="Domain fields (ministro, resultado, tipo_recurso...), filterable by name.",
     )
+
+    @field_validator("unit_id", "doc_id")
+    @classmethod
+    def _valid_id(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("is empty; give the document an id")
+        if _CONTROL.search(v):
+            raise ValueError(f"{v!r} has control characters; remove them")
+        return v
+
+    @field_validator("date", "created_at")
+    @classmethod
+    def _valid_date(cls, v: str | None) -> str | None:
+        try:
+            date_to_int(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a date; use YYYY-MM-DD") from None
+        return v
+
+    @field_validator("visibility")
+    @classmethod
+    def _known_visibility(cls, v: str) -> str:
+        if v not in VISIBILITIES:
+            raise ValueError(f"{v!r} is not one of {', '.join(VISIBILITIES)}")
+        return v
 
     def payload(self) -> dict[str, Any]:
         """The flat metadata stored beside the vector and in the lexical columns."""

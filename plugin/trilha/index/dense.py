@@ -62,6 +62,14 @@ class DenseIndex(Protocol):
         """Remove every point of a document."""
         ...
 
+    def delete_units(self, unit_ids: Sequence[str]) -> None:
+        """Remove the points of these units (ids without a point are ignored)."""
+        ...
+
+    def unit_ids(self) -> set[str]:
+        """The ``unit_id`` of every point (for repair: compared with the unit store's ids)."""
+        ...
+
     def search(
         self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
     ) -> list[tuple[str, float]]:
