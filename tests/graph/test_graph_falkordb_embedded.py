@@ -10,26 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.graph.process_helpers import wait_dead
 from trilha.errors import BackendUnavailableError, BadRequestError
 from trilha.graph.falkordb import EmbeddedFalkorServer, FalkorDBStore
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
-
-
-def wait_dead(pid: int, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:

@@ -19,12 +19,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import subprocess
-import sys
 import time
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +32,17 @@ from trilha.graph.falkordb_folder import (
     SERVER_LOCK,
     WATCHDOG_LOCK,
     ServerRecord,
-    clear_record,
     is_locked,
     ping,
     read_record,
     socket_path,
     try_lock,
-    wait_unlocked,
     write_record,
 )
+from trilha.graph.falkordb_ownership import Ownership, detached, release, watch
 from trilha.graph.process import terminate
 
 logger = logging.getLogger(__name__)
-
-_WATCHDOG = Path(__file__).with_name("_falkordb_watchdog.py")
 
 
 def _binaries() -> tuple[str, str]:
@@ -75,32 +69,6 @@ def _server_args(data_dir: Path, sock: str) -> list[str]:
         "loadmodule": module,
     }
     return [redis_server, *(part for k, v in options.items() for part in (f"--{k}", v))]
-
-
-def _compact_aof(sock: str, min_growth: int = 1 << 20, timeout_s: float = 120.0) -> None:
-    """Rewrite the append-only file into an RDB base when it grew by ``min_growth`` bytes.
-
-    Redis replays the AOF's incremental part query by query when it starts; after a rewrite
-    it loads the compact base instead, so a graph reopens in milliseconds, not minutes.
-    """
-    try:
-        import redis
-
-        client = redis.Redis(unix_socket_path=sock, socket_timeout=10)
-        info = client.info("persistence")
-        if int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0)) >= min_growth:
-            client.bgrewriteaof()
-            deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
-                info = client.info("persistence")
-                if not info.get("aof_rewrite_in_progress") and not info.get(
-                    "aof_rewrite_scheduled"
-                ):
-                    break
-                time.sleep(0.02)
-        client.close()
-    except Exception as e:  # best effort: the AOF itself is intact either way
-        logger.warning("could not compact the FalkorDB append-only file: %s", e)
 
 
 def _identify(sock: str) -> tuple[int, Path]:
@@ -132,91 +100,6 @@ def _stop_legacy_server(data_dir: Path, timeout_s: float) -> None:
         time.sleep(0.02)
 
 
-def _watch(data_dir: Path, pid: int, grace_s: float) -> subprocess.Popen[bytes]:
-    """Start the watchdog that stops ``pid`` when this process closes its stdin or dies.
-
-    The watchdog inherits the folder's watchdog lock and holds it while it lives.
-    """
-    lock = try_lock(data_dir / WATCHDOG_LOCK, timeout_s=5.0)  # a watchdog may still be exiting
-    if lock is None:
-        raise BackendUnavailableError(
-            f"the FalkorDB watchdog lock of {data_dir} stays held; stop the process holding it"
-        )
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-I", "-S", str(_WATCHDOG), str(pid), str(grace_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(lock,),
-            start_new_session=True,
-        )
-    finally:
-        os.close(lock)
-
-
-@dataclass
-class _Ownership:
-    """What the owner of a server holds until :func:`_release` stops the server."""
-
-    data_dir: Path
-    socket: str
-    pid: int
-    owner_fd: int
-    watchdog: subprocess.Popen[bytes]
-    child: subprocess.Popen[bytes] | None  # None for an adopted server
-    grace_s: float
-    creator: int = field(default_factory=os.getpid)
-
-    def alive(self) -> bool:
-        """True while the server runs (an adopted one holds the server lock while it lives)."""
-        if self.child is not None:
-            return self.child.poll() is None
-        return is_locked(self.data_dir / SERVER_LOCK)
-
-    def signal(self, sig: int) -> None:
-        """Send ``sig`` to the server if it still runs."""
-        if self.child is not None:
-            self.child.send_signal(sig)
-        elif self.alive():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, sig)
-
-    def wait(self, timeout_s: float) -> bool:
-        """Wait until the server is gone; False if it still runs after ``timeout_s``."""
-        if self.child is None:
-            return wait_unlocked(self.data_dir / SERVER_LOCK, timeout_s)
-        try:
-            self.child.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
-
-
-def _release(own: _Ownership) -> None:
-    """Compact the AOF, stop the server (SIGTERM: it saves; SIGKILL after the grace period),
-    remove the record, pointer and socket, and release the owner lock."""
-    if os.getpid() != own.creator:
-        return  # a forked child inherited this object: the server is its parent's
-    try:
-        if own.alive():
-            _compact_aof(own.socket)
-        if own.watchdog.poll() is None and own.watchdog.stdin is not None:
-            own.watchdog.stdin.close()  # end of file: the watchdog sends SIGTERM
-        else:
-            own.signal(signal.SIGTERM)
-        if not own.wait(own.grace_s + 5):
-            own.signal(signal.SIGKILL)
-            own.wait(5)
-        try:
-            own.watchdog.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            terminate(own.watchdog, 1)
-        clear_record(own.data_dir, own.socket)
-    finally:
-        os.close(own.owner_fd)
-
-
 class EmbeddedFalkorServer:
     """The FalkorDB server of one data folder: started, adopted or joined by :meth:`start`."""
 
@@ -227,7 +110,7 @@ class EmbeddedFalkorServer:
         self.startup_timeout_s = startup_timeout_s
         self.stop_grace_s = stop_grace_s
         self.socket_path = ""
-        self._own: _Ownership | None = None
+        self._own: Ownership | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
 
     @property
@@ -262,7 +145,7 @@ class EmbeddedFalkorServer:
             os.close(owner_fd)
             raise
         self._own, self.socket_path = own, own.socket
-        self._finalizer = weakref.finalize(self, _release, own)
+        self._finalizer = weakref.finalize(self, release, own)
         if own.child is not None:
             self._wait_ready(own.child, deadline)
         logger.info("embedded FalkorDB pid %s on %s", own.pid, own.socket)
@@ -290,7 +173,7 @@ class EmbeddedFalkorServer:
                 f"{self.startup_timeout_s:g}s; stop the other trilha process and retry"
             )
 
-    def _own_server(self, owner_fd: int, deadline: float) -> _Ownership:
+    def _own_server(self, owner_fd: int, deadline: float) -> Ownership:
         """As owner: start a server, or adopt the orphan that still holds the folder.
 
         A server whose watchdog lives is being stopped (its owner died): wait until it is gone.
@@ -303,7 +186,7 @@ class EmbeddedFalkorServer:
             time.sleep(0.02)
         return self._spawn(owner_fd, server_fd)
 
-    def _adopt(self, owner_fd: int, sock: str) -> _Ownership:
+    def _adopt(self, owner_fd: int, sock: str) -> Ownership:
         pid, folder = _identify(sock)
         if folder.resolve() != self.data_dir:
             raise BackendUnavailableError(
@@ -311,42 +194,33 @@ class EmbeddedFalkorServer:
                 f"stop it (kill {pid}) and retry"
             )
         logger.warning("adopting FalkorDB server pid %s left running on %s", pid, self.data_dir)
-        own = _Ownership(
+        own = Ownership(
             self.data_dir,
             sock,
             pid,
             owner_fd,
-            _watch(self.data_dir, pid, self.stop_grace_s),
+            watch(self.data_dir, pid, self.stop_grace_s),
             None,
             self.stop_grace_s,
         )
         write_record(self.data_dir, ServerRecord(pid, sock))
         return own
 
-    def _spawn(self, owner_fd: int, server_fd: int) -> _Ownership:
+    def _spawn(self, owner_fd: int, server_fd: int) -> Ownership:
         try:
             _stop_legacy_server(self.data_dir, self.startup_timeout_s)
             sock = socket_path(self.data_dir)
             Path(sock).unlink(missing_ok=True)  # the stale socket of a server that died
-            proc = subprocess.Popen(
-                _server_args(self.data_dir, sock),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(server_fd,),
-                start_new_session=True,
-            )
+            proc = detached(_server_args(self.data_dir, sock), subprocess.DEVNULL, server_fd)
         finally:
             os.close(server_fd)  # the server holds the lock now, for as long as it lives
         try:
-            watchdog = _watch(self.data_dir, proc.pid, self.stop_grace_s)
+            watchdog = watch(self.data_dir, proc.pid, self.stop_grace_s)
         except BaseException:
             terminate(proc)
             raise
         write_record(self.data_dir, ServerRecord(proc.pid, sock))
-        return _Ownership(
-            self.data_dir, sock, proc.pid, owner_fd, watchdog, proc, self.stop_grace_s
-        )
+        return Ownership(self.data_dir, sock, proc.pid, owner_fd, watchdog, proc, self.stop_grace_s)
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
         while time.monotonic() < deadline and proc.poll() is None:
