@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.graph.process_helpers import Owner, alive, servers_on, wait_dead
 from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.falkordb_folder import ping
+from trilha.graph.falkordb_server import _server_args
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc")
 
@@ -108,3 +112,27 @@ def test_normal_close_leaves_no_runtime_files(tmp_path: Path) -> None:
     store.close()
     assert left_behind(folder, socket) == []
     assert servers_on(folder) == []
+
+
+def test_a_server_left_by_an_older_trilha_is_replaced_not_doubled(tmp_path: Path) -> None:
+    folder = tmp_path / "g"
+    folder.mkdir()
+    old_socket = folder / "falkordb.sock"  # where older versions put it, with no locks
+    args = _server_args(folder, str(old_socket))
+    legacy = subprocess.Popen(args, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not ping(str(old_socket)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        old = FalkorDBStore.connect(f"unix://{old_socket}")
+        old.write("CREATE (:Doc {id: 'kept'})")
+        old.close()
+        store = FalkorDBStore.embedded(folder)
+        legacy.wait(timeout=10)  # shut down (it saved), not left running beside the new one
+        assert store.server is not None and servers_on(folder) == [store.server.pid]
+        assert kept(store) == ["kept"]
+        store.close()
+    finally:
+        if legacy.poll() is None:
+            legacy.kill()
+            legacy.wait()

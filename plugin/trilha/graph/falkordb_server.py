@@ -16,9 +16,9 @@ and stops the server. Whichever thread starts the server does not matter.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
+import signal
 import subprocess
 import time
 import weakref
@@ -86,17 +86,18 @@ def _identify(sock: str) -> tuple[int, Path]:
 
 
 def _stop_legacy_server(data_dir: Path, timeout_s: float) -> None:
-    """Shut down a server an older trilha left with its socket inside the folder (it saves)."""
+    """Stop a server an older trilha left with its socket inside the folder, and no locks.
+
+    SIGTERM: redis saves, then removes its socket file, then exits.
+    """
     legacy = data_dir / POINTER
     if legacy.is_symlink() or not legacy.is_socket() or not ping(str(legacy)):
         return
-    import redis
-
-    logger.warning("shutting down the FalkorDB server an older trilha left on %s", data_dir)
-    with contextlib.suppress(redis.RedisError):
-        redis.Redis(unix_socket_path=str(legacy), socket_timeout=timeout_s).shutdown(save=True)
+    pid, _ = _identify(str(legacy))
+    logger.warning("stopping FalkorDB server pid %s an older trilha left on %s", pid, data_dir)
+    os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while ping(str(legacy)) and time.monotonic() < deadline:
+    while legacy.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
