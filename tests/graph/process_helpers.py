@@ -81,13 +81,17 @@ class Owner:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group, so kill(group=True) spares pytest
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line, f"the owner process failed (exit {self.proc.wait()})"
         self.info: dict[str, Any] = json.loads(line)
 
-    def kill(self) -> None:
-        """SIGKILL the owner and reap it."""
-        self.proc.send_signal(signal.SIGKILL)
+    def kill(self, group: bool = False) -> None:
+        """SIGKILL the owner (with its whole process group if ``group``) and reap it."""
+        if group:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        else:
+            self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(timeout=10)

@@ -37,13 +37,13 @@ def left_behind(folder: Path, socket: str) -> list[str]:
     return names + ([socket] if os.path.exists(socket) else [])
 
 
-@pytest.mark.parametrize("opener", ["main", "thread"])
-def test_server_dies_when_its_owner_is_killed(tmp_path: Path, opener: str) -> None:
+@pytest.mark.parametrize(("opener", "group"), [("main", False), ("thread", False), ("main", True)])
+def test_server_dies_when_its_owner_is_killed(tmp_path: Path, opener: str, group: bool) -> None:
     folder = tmp_path / "g"
     owner = Owner(folder, opener)
     server = owner.info["pid"]
     assert alive(server)
-    owner.kill()
+    owner.kill(group)
     assert wait_dead(server, 5.0), "the server outlived its owner's SIGKILL"
     assert servers_on(folder) == []
     reopened = FalkorDBStore.embedded(folder)
