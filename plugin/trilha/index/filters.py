@@ -17,9 +17,11 @@ Rules that hold whichever way a filter is written:
   ``_``, ``-``): Qdrant reads ``.`` and ``[]`` as a path into nested payloads, where BM25 would
   look for a flat column. :func:`check_keys` refuses any other key; the searcher calls it once
   for both sides.
-* **Case.** Values of :data:`CASE_INSENSITIVE_KEYS` (``ministro``) are upper-cased by
-  :func:`fold_case`, at ingest and in every :class:`Condition`, so ``fux``, ``Fux`` and ``FUX``
-  match the same units. Every other key compares exactly (``tags``, ``lang``...).
+* **Case.** Values of :data:`CASE_INSENSITIVE_KEYS` (``ministro``) are stored upper-cased
+  (ingest does it) and :func:`fold_case` upper-cases them in every :class:`Condition`, so
+  ``fux``, ``Fux`` and ``FUX`` match the same units. Every other key compares exactly.
+* **Types.** Numbers match by value (``1`` equals ``1.0``) and never a string (``"1"``);
+  true/false is not a filter value (Qdrant backends disagree on whether ``True`` is ``1``).
 * **Lists.** ``in``/``nin`` (and ``any``/``all``, ``SearchFilters`` lists) need at least one
   value: an empty list is refused, never read as "nothing" or "everything".
 """
