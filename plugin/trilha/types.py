@@ -102,7 +102,8 @@ class TextUnit(BaseModel):
 class SearchFilters(BaseModel):
     """trilha's own filter model: the fields of seeds 001 and 002, AND-ed together.
 
-    List fields match when the unit has any of the listed values.
+    List fields match when the unit has any of the listed values; an empty list is refused.
+    ``ministro`` is matched case-insensitively (``trilha.index.filters`` holds the rule).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -118,6 +119,13 @@ class SearchFilters(BaseModel):
     resultado: str | None = Field(None, description="Decision outcome equals this.")
     doc_ids: list[str] | None = Field(None, description="Restrict to these documents.")
     max_sensitivity: int | None = Field(None, ge=0, description="Exclude units above this.")
+
+    @field_validator("tags", "setor", "tema", "lang", "tipos_recurso", "doc_ids")
+    @classmethod
+    def _non_empty(cls, v: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(v, list) and not v:
+            raise ValueError("an empty list matches nothing; leave the field out or give a value")
+        return v
 
     @field_validator("data_inicio", "data_fim")
     @classmethod

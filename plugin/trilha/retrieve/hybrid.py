@@ -31,7 +31,7 @@ from trilha.fusion import (
     weighted_merge,
 )
 from trilha.index.dense import DenseIndex
-from trilha.index.filters import FilterExpr
+from trilha.index.filters import FilterExpr, check_keys
 from trilha.index.lexical import LexicalIndex
 from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
 
@@ -147,6 +147,8 @@ class HybridSearcher:
         expr = (
             params.filters if params.filters is not None and not params.filters.is_empty() else None
         )
+        if expr is not None:
+            check_keys(expr, self.lexical.columns.keys)
         jobs: dict[Side, Callable[[], SideResult]] = {}
         if "bm25" in params.sides:
             jobs["bm25"] = lambda: self._bm25_side(text, n, expr)
