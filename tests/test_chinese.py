@@ -82,6 +82,9 @@ def test_cli_topn_finds_a_chinese_entity(
         ws.ingest(zh_docs())
     capsys.readouterr()
     args = ["graph", "topn", "-w", str(tmp_path / "ws"), "--entity", "图数据库", "--json"]
-    assert main(args) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert [i["doc_id"] for i in out["items"]] == ["zh/guide/graph-db"]
+    assert main([*args, "--lang", "zh"]) == 0
+    (item,) = json.loads(capsys.readouterr().out)["items"]
+    assert item["doc_id"] == "zh/guide/graph-db"
+    assert item["updated_at"] == "2024-05-20T00:00:00Z"
+    assert item["reasons"][0].startswith("包含实体 图数据库（salience ")
+    assert item["reasons"][-1] == "最近更新：2024-05-20" and len(item["reasons"]) <= 3

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trilha.errors import BadRequestError
 from trilha.graph.drawing import circular_layout, draw_png, spring_layout
 from trilha.graph.export import (
     ContextData,
@@ -24,6 +25,7 @@ from trilha.graph.export import (
 )
 from trilha.graph.queries import path, subgraph, topn
 from trilha.graph.results import GraphEdge, GraphNode, TopNItem
+from trilha.graph.service import GraphService
 from trilha.graph.store import GraphStore
 
 ID = r"[A-Za-z0-9_]+"
@@ -213,6 +215,21 @@ def test_build_context_from_results(corpus: GraphStore) -> None:
     assert len(data.edges) == len(set(data.edges))
     text = render_context_md(data)
     assert "```mermaid\ngraph LR\n" in text and "**GraphRAG intro**" in text
+
+
+def test_context_md_follows_the_template_language_not_the_filter(corpus: GraphStore) -> None:
+    service = GraphService(corpus)
+    text = service.context_md(None, ["STJ"], language="pt", limit=1, lang="zh")
+    assert text.endswith(
+        "# 推荐文档（Top 1)\n"
+        "1. **REsp 1 — dano moral**（2023-03-10T00:00:00Z）  \n"
+        "   包含实体 STJ（salience 1.00）；通过 LGPD 关联 STJ（权重 0.67）（另有 1 项）；"
+        "最近更新：2023-03-10\n"
+    )
+    english = service.context_md(None, ["STJ"], language="pt", limit=1)
+    assert "mentions entity STJ (salience 1.00)" in english
+    with pytest.raises(BadRequestError, match="template language 'fr'"):
+        service.context_md(None, ["STJ"], lang="fr")
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from trilha.graph import cypher
 from trilha.graph.model import EDGE_SPECS, KNOWLEDGE_RELS, NODE_SPECS, display_id, normalise_name
-from trilha.graph.ranking import DocEvidence, TopNWeights, rank
+from trilha.graph.ranking import DocEvidence, TopNWeights, rank, template_lang
 from trilha.graph.results import (
     GraphEdge,
     GraphNode,
@@ -274,6 +274,7 @@ def topn(
     language: str | None = None,
     limit: int = 5,
     *,
+    reasons_lang: str = "en",
     weights: TopNWeights | None = None,
     timeout_s: float | None = None,
 ) -> TopNResult:
@@ -281,8 +282,10 @@ def topn(
 
     Candidates: documents whose chunks mention a query entity or an entity RELATED to one;
     without entity names, the most recent documents (and those of ``category``). ``language``
-    filters documents and picks the reasons' language; ``category`` earns a bonus.
+    filters documents; ``category`` earns a bonus; the reasons are written in the template
+    language ``reasons_lang`` ('en', 'pt', 'zh'), whatever the documents' language.
     """
+    template = template_lang(reasons_lang)
     notes: list[str] = []
     cap_items = bounded("limit", limit, 1, MAX_LIMIT, notes)
     names, keys = check_names(entity_names)
@@ -318,7 +321,7 @@ def topn(
     if found:
         for r in store.run(cypher.categories_of(), {"ids": sorted(found)}, timeout_s=timeout_s):
             found[r["doc_id"]].categories[r["category"]] = r["name"] or r["category"]
-    items = rank(list(found.values()), normalise_name(cat) if cat else None, lang, weights)
+    items = rank(list(found.values()), normalise_name(cat) if cat else None, template, weights)
     return TopNResult(
         items=items[:cap_items],
         query=TopNQuery(entity_names=names, category=category, language=language),
