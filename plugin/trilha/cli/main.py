@@ -261,7 +261,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
         elif op == "path":
             result = graph.path(args.source, args.target, args.max_length)
         elif op == "topn":
-            result = graph.topn(names, args.category, args.language, args.limit)
+            result = graph.topn(
+                names, args.category, args.language, args.limit, reasons_lang=args.lang
+            )
         else:
             print(
                 graph.context_md(
@@ -428,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--entity", action="append", help="entity name (repeat)")
     g.add_argument("--category", help="preferred category")
     g.add_argument("--language", help="document language, e.g. pt")
+    g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="reasons language")
     g.add_argument("--limit", type=int, default=5, help="documents (default 5)")
     g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
     graph_common(g, json_output=False)
