@@ -35,6 +35,7 @@ from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
 from trilha.index.filters import coerce_filters
 from trilha.index.lexical import LexicalIndex
+from trilha.index.tokenize import TOKENIZER_VERSION, tokenize
 from trilha.ingest.chunking import index_text
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestPipeline, IngestReport
@@ -141,6 +142,13 @@ class Workspace:
         )
         cls._check_encoder(root, embedder, settings)
         store = DocStore(root / "units.sqlite")
+        try:
+            redone = store.retokenize(lambda u: tokenize(index_text(u), u.lang), TOKENIZER_VERSION)
+        except BaseException:
+            store.close()
+            raise
+        if redone:
+            log.warning("re-tokenised %d units for tokenizer version %s", redone, TOKENIZER_VERSION)
         try:
             dense = open_dense_index(
                 mode=settings.qdrant_mode,

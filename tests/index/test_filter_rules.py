@@ -201,10 +201,6 @@ def test_true_false_values_are_refused(value: Any) -> None:
         Condition(key="v", op="in" if isinstance(value, list) else "eq", value=value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ingest/chunking.py upper-cases a str ministro only; it should store fold_case(key, v)",
-)
 def test_ingest_folds_a_list_of_ministros() -> None:
     doc = SourceDocument(doc_id="x", text="t", source_type="text", meta={"ministro": ["Fux"]})
     assert chunk_document(doc)[0].extra["ministro"] == ["FUX"]

@@ -284,3 +284,24 @@ def test_kill_9_during_an_ingest_leaves_every_document_old_or_new(
             assert ws.dense.unit_ids() == ws.store.unit_ids()
         assert changed < len(before)  # it really stopped half-way
         assert changed > 0 or target == "encode"
+
+
+def test_stored_tokens_follow_the_tokenizer_version(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    import sqlite3
+
+    from trilha.ingest.loaders import SourceDocument
+
+    doc = SourceDocument(doc_id="zh", text="图数据库可以存储实体和关系。")
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.ingest([doc, SourceDocument(doc_id="en", text="Relational tables and rows.")])
+    db = sqlite3.connect(tmp_path / "ws" / "units.sqlite")  # as an older trilha stored them
+    db.execute("UPDATE units SET tokens='图数据库可以存储实体和关系' WHERE doc_id='zh'")
+    db.execute("UPDATE meta SET value='1' WHERE key='tokenizer'")
+    db.commit()
+    db.close()
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        hits = ws.search("图数据库", top_k=1, sides=("bm25",)).hits
+        assert [h.unit.doc_id for h in hits] == ["zh"]
+        assert ws.store.get_meta("tokenizer") == "2"

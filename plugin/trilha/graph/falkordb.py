@@ -21,6 +21,10 @@ __all__ = ["EmbeddedFalkorServer", "FalkorDBStore"]
 
 logger = logging.getLogger(__name__)
 
+#: Socket timeout of embedded connections: a server that stops answering becomes a
+#: :class:`BackendUnavailableError` (the graph degrades) instead of a hang.
+EMBEDDED_SOCKET_TIMEOUT_S = 120.0
+
 
 class FalkorDBStore:
     """A :class:`~trilha.graph.store.GraphStore` over one graph of a FalkorDB server."""
@@ -66,11 +70,18 @@ class FalkorDBStore:
         try:
             from falkordb import FalkorDB
 
-            client = FalkorDB(unix_socket_path=sock)
+            client = FalkorDB(unix_socket_path=sock, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S)
         except ImportError as e:
             server.stop()
             raise MissingDependencyError("falkordb", "graph", "the FalkorDB backend") from e
-        return cls(client, graph, server=server, name="falkordb-embedded")
+        store = cls(client, graph, server=server, name="falkordb-embedded")
+        try:  # create the graph now, alone, rather than on a first read racing other work
+            if not client.connection.exists(graph):
+                store.write("RETURN 1")
+        except BaseException:
+            store.close()
+            raise
+        return store
 
     @classmethod
     def connect(cls, url: str, graph: str = "trilha") -> FalkorDBStore:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from trilha.types import TextUnit
@@ -173,6 +173,29 @@ class DocStore:
         """Number of units."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+
+    def retokenize(self, tokenize: Callable[[TextUnit], list[str]], version: str) -> int:
+        """Recompute every unit's stored tokens when they were made by another tokenizer
+        version (one transaction; the generation is bumped so the lexical index rebuilds).
+        Returns how many units were re-tokenised (0 when the version already matches)."""
+        with self._lock:
+            if self.get_meta("tokenizer") == version:
+                return 0
+            rows = self._db.execute("SELECT unit_id, body FROM units").fetchall()
+            updates = [
+                (" ".join(tokenize(TextUnit.model_validate_json(body))), uid) for uid, body in rows
+            ]
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany("UPDATE units SET tokens=? WHERE unit_id=?", updates)
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)", (version,))
+                if updates:
+                    self._bump()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return len(updates)
 
     def unit_ids(self) -> set[str]:
         """Every unit id."""

@@ -23,6 +23,9 @@ from bm25s import stopwords as bm25s_stopwords
 from trilha.index.han import HAN_RUN, has_han, search_words
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
+#: Bumped whenever :func:`tokenize` changes its output: a workspace whose stored tokens carry
+#: another version re-tokenises them when it opens (1: Snowball per language; 2: Han segmented).
+TOKENIZER_VERSION = "2"
 
 _STEMMER_NAMES = {
     "en": "english",

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from trilha.errors import BadRequestError, one_line
+from trilha.index.filters import fold_case
 from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
 from trilha.types import TextUnit
 
@@ -165,8 +166,6 @@ def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
     for key in ("created_at", "date"):
         if key in known and known[key] is not None and not isinstance(known[key], str):
             known[key] = str(known[key])
-    if isinstance(extra.get("ministro"), str):
-        extra["ministro"] = extra["ministro"].upper()
     for key, value in list(extra.items()):
         if isinstance(value, dict):
             extra[key] = json.dumps(value, sort_keys=True, default=str)
@@ -174,6 +173,7 @@ def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
             extra[key] = value.isoformat()
         elif isinstance(value, list):
             extra[key] = [str(v) for v in value]
+        extra[key] = fold_case(key, extra[key])  # stored as filters compare it (ministro)
     return known, extra
 
 
