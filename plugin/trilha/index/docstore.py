@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from trilha.types import TextUnit
@@ -46,6 +47,18 @@ class DocStore:
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
         if "origin" not in columns:  # workspaces made before origins were recorded
             self._db.execute("ALTER TABLE docs ADD COLUMN origin TEXT")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One SQLite transaction: committed when the block ends, rolled back if it raises
+        (callers hold ``self._lock``)."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database."""
@@ -107,41 +120,29 @@ class DocStore:
         origin: str | None = None,
     ) -> None:
         """Atomically replace a document's units (insert when new)."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,))
-                self._db.executemany(
-                    "INSERT INTO units(unit_id, doc_id, body, tokens) VALUES (?, ?, ?, ?)",
-                    [
-                        (u.unit_id, doc_id, u.model_dump_json(), " ".join(t))
-                        for u, t in zip(units, tokens, strict=True)
-                    ],
-                )
-                self._db.execute(
-                    "INSERT OR REPLACE INTO docs(doc_id, content_hash, n_units, source_ref, "
-                    "origin) VALUES (?, ?, ?, ?, ?)",
-                    (doc_id, content_hash, len(units), source_ref, origin),
-                )
-                self._bump()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._transaction():
+            self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,))
+            self._db.executemany(
+                "INSERT INTO units(unit_id, doc_id, body, tokens) VALUES (?, ?, ?, ?)",
+                [
+                    (u.unit_id, doc_id, u.model_dump_json(), " ".join(t))
+                    for u, t in zip(units, tokens, strict=True)
+                ],
+            )
+            self._db.execute(
+                "INSERT OR REPLACE INTO docs(doc_id, content_hash, n_units, source_ref, "
+                "origin) VALUES (?, ?, ?, ?, ?)",
+                (doc_id, content_hash, len(units), source_ref, origin),
+            )
+            self._bump()
 
     def delete_doc(self, doc_id: str) -> int:
         """Remove a document and its units; returns how many units went."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                n = self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,)).rowcount
-                gone = self._db.execute("DELETE FROM docs WHERE doc_id=?", (doc_id,)).rowcount
-                if n or gone:
-                    self._bump()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, self._transaction():
+            n = self._db.execute("DELETE FROM units WHERE doc_id=?", (doc_id,)).rowcount
+            gone = self._db.execute("DELETE FROM docs WHERE doc_id=?", (doc_id,)).rowcount
+            if n or gone:
+                self._bump()
         return int(n)
 
     # -- intent log -----------------------------------------------------------------------
@@ -185,16 +186,11 @@ class DocStore:
             updates = [
                 (" ".join(tokenize(TextUnit.model_validate_json(body))), uid) for uid, body in rows
             ]
-            self._db.execute("BEGIN")
-            try:
+            with self._transaction():
                 self._db.executemany("UPDATE units SET tokens=? WHERE unit_id=?", updates)
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)", (version,))
                 if updates:
                     self._bump()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
         return len(updates)
 
     def unit_ids(self) -> set[str]:
