@@ -1,13 +1,19 @@
 """Knowledge-graph boost (seed 001, stage 7): a 0–1 score per chunk from its graph neighbourhood.
 
-For each unit (chunk) one batched Cypher statement collects, via the chunk itself or its Doc:
-the Criterio nodes (with ``peso``), Fato and Prova nodes, and the query's entities the chunk
-mentions (matched case-insensitively by normalised name). Then, in pure Python::
+Two parts. The *prior* is query-independent: the Criterio nodes (with ``peso``), Fato and Prova
+nodes linked to the chunk or to its Doc, stored on the chunk as ``kg_prior`` whenever units,
+records or a document change (:mod:`trilha.graph.prior`). The *entity* part is the salience of the
+query's entities the chunk mentions (matched by normalised name). A query reads both for all its
+candidates in ONE statement, then, in pure Python::
 
-    raw(u)   = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
+    prior(u) = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
              + w_fato × #distinct fatos + w_prova × #distinct provas
-             + w_entity × Σ salience of distinct query entities mentioned
+    raw(u)   = gate(u) × prior(u) + w_entity × Σ salience of distinct query entities mentioned
     boost(u) = raw(u) / max raw over the batch   (all 0 when nothing is connected)
+
+``gate(u)`` is 1 when the caller passes no ``relevant`` set, when ``u`` is in it (the retrieval
+sides already rank it well), or when ``u`` mentions a query entity; else 0. Curated evidence thus
+lifts candidates the query is about, never ones it merely dragged into the pool.
 
 Degradation policy: when the graph is unreachable, fails, or exceeds ``timeout_s``, the result
 is empty (callers keep unboosted scores) and carries a warning; these functions never raise for
@@ -19,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -34,7 +40,9 @@ logger = logging.getLogger(__name__)
 
 
 class BoostWeights(BaseModel):
-    """How much each kind of graph evidence adds to a chunk's raw boost."""
+    """How much each kind of graph evidence adds to a chunk's raw boost. The criterio, fato
+    and prova weights are applied when the prior is stored (the graph writer's weights); the
+    entity weight at query time."""
 
     criterio: float = Field(1.0, ge=0, description="Per unit of Criterio peso.")
     fato: float = Field(0.5, ge=0, description="Per distinct Fato.")
@@ -50,25 +58,39 @@ class BoostResult(BaseModel):
     raw: dict[str, float] = Field(default_factory=dict, description="Raw boosts, for traces.")
 
 
-def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
-    """The raw boost of one unit from its Cypher row (criterios, fatos, provas, entities)."""
+def evidence_prior(row: Mapping[str, Any], weights: BoostWeights) -> float:
+    """The query-independent prior of one chunk from its evidence row (criterios, fatos,
+    provas), as :func:`trilha.graph.cypher.chunk_evidence` returns it."""
     crit: dict[str, float] = {}
     for c in row.get("criterios") or []:
         if c and c.get("id") is not None:
             peso = c.get("peso")
             crit[c["id"]] = max(crit.get(c["id"], 0.0), 1.0 if peso is None else float(peso))
-    ents: dict[str, float] = {}
-    for e in row.get("entities") or []:
-        if e and e.get("id") is not None:
-            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
     fatos = {f for f in row.get("fatos") or [] if f is not None}
     provas = {p for p in row.get("provas") or [] if p is not None}
     return (
         weights.criterio * sum(crit.values())
         + weights.fato * len(fatos)
         + weights.prova * len(provas)
-        + weights.entity * sum(ents.values())
     )
+
+
+def entity_part(entities: Sequence[Mapping[str, Any]] | None, weights: BoostWeights) -> float:
+    """``w_entity × Σ salience`` of the distinct query entities a chunk mentions."""
+    ents: dict[str, float] = {}
+    for e in entities or []:
+        if e and e.get("id") is not None:
+            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
+    return weights.entity * sum(ents.values())
+
+
+def raw_boost(row: Mapping[str, Any], weights: BoostWeights, gated_in: bool = True) -> float:
+    """The raw boost of one unit from its boost row (stored ``prior``, matched ``entities``):
+    the prior counts when ``gated_in`` or when the unit mentions a query entity."""
+    entities = row.get("entities") or []
+    mentions = any(e and e.get("id") is not None for e in entities)
+    prior = float(row.get("prior") or 0.0)
+    return (prior if gated_in or mentions else 0.0) + entity_part(entities, weights)
 
 
 def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
@@ -90,14 +112,22 @@ def _keys(query_entities: Sequence[str]) -> list[str]:
 def _rows(
     store: GraphStore, unit_ids: Sequence[str], keys: list[str], timeout_s: float
 ) -> list[Row]:
-    params = {"unit_ids": list(dict.fromkeys(unit_ids)), "entity_keys": keys}
-    return store.run(cypher.kg_boost(), params, timeout_s=timeout_s)
+    params: dict[str, Any] = {"unit_ids": list(dict.fromkeys(unit_ids))}
+    if keys:
+        params["entity_keys"] = keys
+    return store.run(cypher.kg_boost(bool(keys)), params, timeout_s=timeout_s)
 
 
-def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> BoostResult:
+def _scored(
+    unit_ids: Sequence[str],
+    rows: list[Row],
+    weights: BoostWeights,
+    relevant: Collection[str] | None,
+) -> BoostResult:
     raw = {u: 0.0 for u in unit_ids}
     for row in rows:
-        raw[row["uid"]] = raw_boost(row, weights)
+        uid = row["uid"]
+        raw[uid] = raw_boost(row, weights, relevant is None or uid in relevant)
     return BoostResult(scores=normalise_boosts(raw), raw=raw)
 
 
@@ -119,8 +149,11 @@ def compute_kg_boost(
     timeout_s: float = 2.0,
     *,
     weights: BoostWeights | None = None,
+    relevant: Collection[str] | None = None,
 ) -> BoostResult:
-    """Boosts for ``unit_ids`` with ONE graph query, within ``timeout_s`` (wall clock)."""
+    """Boosts for ``unit_ids`` with ONE graph query, within ``timeout_s`` (wall clock); the
+    prior counts only for ``relevant`` units and units mentioning a query entity (for every
+    unit when ``relevant`` is None)."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
@@ -141,7 +174,7 @@ def compute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(unit_ids, rows, weights or BoostWeights())
+    return _scored(unit_ids, rows, weights or BoostWeights(), relevant)
 
 
 async def acompute_kg_boost(
@@ -151,13 +184,14 @@ async def acompute_kg_boost(
     timeout_s: float = 2.0,
     *,
     weights: BoostWeights | None = None,
+    relevant: Collection[str] | None = None,
     batch_size: int | None = None,
     max_concurrency: int = 20,
     semaphore: asyncio.Semaphore | None = None,
 ) -> BoostResult:
     """Async boosts: one query per ``batch_size`` units (default: one for all), at most
     ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
-    Normalisation is over the whole set of units."""
+    Normalisation is over the whole set of units; ``relevant`` as in :func:`compute_kg_boost`."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
@@ -179,4 +213,5 @@ async def acompute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(ids, [row for part in parts for row in part], weights or BoostWeights())
+    rows = [row for part in parts for row in part]
+    return _scored(ids, rows, weights or BoostWeights(), relevant)

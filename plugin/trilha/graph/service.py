@@ -16,13 +16,13 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from trilha.errors import ConfigurationError
+from trilha.errors import ConfigurationError, TrilhaError
 from trilha.graph import queries
 from trilha.graph.boost import BoostResult, acompute_kg_boost, compute_kg_boost
 from trilha.graph.cache import TTLCache
@@ -30,6 +30,7 @@ from trilha.graph.export import build_context, render_context_md
 from trilha.graph.extract import ExtractedEntity
 from trilha.graph.ingest import DeleteStats, GraphWriter, WriteStats
 from trilha.graph.log import RetrievalLog
+from trilha.graph.prior import backfill_priors
 from trilha.graph.records import EdgeRecord, NodeRecord
 from trilha.graph.results import PathResult, SubgraphResult, TopNResult
 from trilha.graph.store import GraphStore
@@ -89,6 +90,7 @@ class GraphService:
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._priors_ready = False
 
     @classmethod
     def from_settings(
@@ -181,10 +183,21 @@ class GraphService:
             lambda r: len(r.items),
         )
 
-    def kg_boost(self, unit_ids: Sequence[str], query_entities: Sequence[str]) -> BoostResult:
-        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached)."""
+    def kg_boost(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        *,
+        relevant: Collection[str] | None = None,
+    ) -> BoostResult:
+        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
+        the stored prior counts for ``relevant`` units and those mentioning a query entity
+        (every unit when ``relevant`` is None)."""
+        self._ensure_priors()
         start = time.perf_counter()
-        result = compute_kg_boost(self.store, unit_ids, query_entities, self.boost_timeout_s)
+        result = compute_kg_boost(
+            self.store, unit_ids, query_entities, self.boost_timeout_s, relevant=relevant
+        )
         self._log_boost(unit_ids, query_entities, result, start)
         return result
 
@@ -193,22 +206,39 @@ class GraphService:
         unit_ids: Sequence[str],
         query_entities: Sequence[str],
         *,
+        relevant: Collection[str] | None = None,
         batch_size: int | None = None,
     ) -> BoostResult:
         """Async KG boost; all calls on one event loop share ``max_concurrency``."""
         loop = asyncio.get_running_loop()
         gate = self._gates.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
+        await asyncio.to_thread(self._ensure_priors)
         start = time.perf_counter()
         result = await acompute_kg_boost(
             self.store,
             unit_ids,
             query_entities,
             self.boost_timeout_s,
+            relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
         )
         self._log_boost(unit_ids, query_entities, result, start)
         return result
+
+    def _ensure_priors(self) -> None:
+        """Once per service: store the prior of chunks written before priors existed (a graph
+        from an older trilha). Graph trouble is left to the boost's own degradation."""
+        if self._priors_ready:
+            return
+        try:
+            filled = backfill_priors(self.store, self.writer.weights, self.writer.batch_size)
+        except TrilhaError as e:
+            logger.warning("could not store the KG prior of older chunks: %s", e)
+            return
+        if filled:
+            logger.info("stored the KG prior of %d chunks written before priors existed", filled)
+        self._priors_ready = True
 
     def _log_boost(
         self, unit_ids: Sequence[str], entities: Sequence[str], result: BoostResult, start: float
@@ -249,15 +279,47 @@ class GraphService:
         self._cache.clear()
         return self.writer.upsert_units(units, entities)
 
-    def write_records(self, records: Iterable[NodeRecord | EdgeRecord]) -> WriteStats:
-        """Upsert explicit records (clears the cache)."""
+    def write_records(
+        self,
+        records: Iterable[NodeRecord | EdgeRecord],
+        *,
+        known_docs: Collection[str] | None = None,
+        known_units: Collection[str] | None = None,
+    ) -> WriteStats:
+        """Upsert explicit records (clears the cache). All are checked first; records naming a
+        Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given) are refused with
+        one :class:`BadRequestError` that lists them, and nothing is written."""
         self._cache.clear()
-        return self.writer.write_records(records)
+        return self.writer.write_records(records, known_docs=known_docs, known_units=known_units)
+
+    def replace_doc(self, doc_id: str, units: Sequence[TextUnit]) -> WriteStats:
+        """Replace document ``doc_id`` by ``units``, keeping its Doc node and curated (record)
+        edges (clears the cache); see :meth:`GraphWriter.replace_doc`."""
+        self._cache.clear()
+        return self.writer.replace_doc(doc_id, units)
 
     def delete_doc(self, doc_id: str) -> DeleteStats:
-        """Delete a document from the graph (clears the cache)."""
+        """Delete a document from the graph, record edges included (clears the cache)."""
         self._cache.clear()
         return self.writer.delete_doc(doc_id)
+
+    def chunk_ids(self) -> set[str]:
+        """Ids of every Chunk node (unit ids), to compare with the unit store."""
+        return self.writer.ids("Chunk")
+
+    def doc_ids(self) -> set[str]:
+        """Ids of every Doc node, whether or not it still holds chunks (a Doc without chunks
+        is one the unit store should explain, or an orphan)."""
+        return self.writer.ids("Doc")
+
+    def remove_chunks(
+        self, unit_ids: Sequence[str], *, keep_docs: Collection[str] | None = None
+    ) -> int:
+        """Remove orphan chunks (ids the unit store lacks), their mentions, orphaned entities,
+        and Docs left without chunks unless in ``keep_docs`` (clears the cache); returns how
+        many chunks existed. See :meth:`GraphWriter.remove_chunks`."""
+        self._cache.clear()
+        return self.writer.remove_chunks(unit_ids, keep_docs=keep_docs)
 
     def close(self) -> None:
         """Close the store (stopping an embedded server)."""
