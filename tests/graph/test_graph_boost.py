@@ -48,20 +48,18 @@ def test_evidence_prior_table(row: dict[str, Any], expected: float) -> None:
 
 
 @pytest.mark.parametrize(
-    ("row", "gated_in", "expected"),
+    ("row", "expected"),
     [
-        ({}, True, 0.0),
-        ({"prior": 3.0}, True, 3.0),
-        ({"prior": 3.0}, False, 0.0),  # not relevant, mentions no query entity
-        ({"prior": None, "entities": []}, True, 0.0),
-        ({"entities": [{"id": "stj", "salience": 0.9}, {"id": None, "salience": None}]}, True, 0.9),
-        ({"prior": 2.5, "entities": [{"id": "x", "salience": 0.25}]}, False, 2.75),  # mentions
-        ({"prior": 1.0, "entities": [{"id": "x", "salience": 0.0}]}, False, 1.0),
-        ({"prior": 1.0, "entities": [{"id": None, "salience": None}]}, False, 0.0),
+        ({}, 0.0),
+        ({"prior": 3.0}, 3.0),
+        ({"prior": None, "entities": []}, 0.0),
+        ({"entities": [{"id": "stj", "salience": 0.9}, {"id": None, "salience": None}]}, 0.9),
+        ({"entities": [{"id": "x", "salience": 0.5}, {"id": "x", "salience": 0.25}]}, 0.5),
+        ({"prior": 2.5, "entities": [{"id": "x", "salience": 0.25}]}, 2.75),
     ],
 )
-def test_raw_boost_table(row: dict[str, Any], gated_in: bool, expected: float) -> None:
-    assert raw_boost(row, W, gated_in) == pytest.approx(expected)
+def test_raw_boost_table(row: dict[str, Any], expected: float) -> None:
+    assert raw_boost(row, W) == pytest.approx(expected)
 
 
 def test_weights() -> None:
@@ -131,23 +129,25 @@ def test_boost_is_one_query(evidence: GraphStore) -> None:
     assert priors == {"stj/resp-1#0": 4.0, "stj/resp-2#0": 1.5, "guide/graphrag#0": 0.0}
 
 
-def test_prior_counts_only_for_relevant_units_or_query_entities(evidence: GraphStore) -> None:
-    # no query entity: only the relevant unit keeps its prior
-    gated = compute_kg_boost(evidence, UNITS, [], timeout_s=5.0, relevant={"stj/resp-2#0"})
+def test_only_relevant_units_are_read_and_boosted(evidence: GraphStore) -> None:
+    probe = ConcurrencyProbe(evidence, delay_s=0.0)
+    gated = compute_kg_boost(probe, UNITS, ["stj"], timeout_s=5.0, relevant={"stj/resp-2#0"})
     assert gated.raw == pytest.approx(
-        {"stj/resp-1#0": 0.0, "stj/resp-2#0": 1.5, "guide/graphrag#0": 0.0, "missing#0": 0.0}
+        {"stj/resp-1#0": 0.0, "stj/resp-2#0": 2.4, "guide/graphrag#0": 0.0, "missing#0": 0.0}
     )
-    # both mention STJ: both keep their prior, whatever the relevant set
-    assert compute_kg_boost(evidence, UNITS, ["stj"], timeout_s=5.0, relevant=()).scores == (
-        pytest.approx(EXPECTED)
-    )
+    assert gated.scores["stj/resp-2#0"] == 1.0
+    none = compute_kg_boost(probe, UNITS, ["stj"], timeout_s=5.0, relevant=set())
+    assert set(none.scores.values()) == {0.0} and none.warning is None
+    assert probe.calls == 1  # nothing relevant: no query at all
 
 
-def test_boost_entities_case_insensitive_and_blank_ignored(evidence: GraphStore) -> None:
-    result = compute_kg_boost(
-        evidence, ["guide/graphrag#0", "guide/old#0"], ["NEO4J", "", "  "], timeout_s=5.0
+async def test_async_boost_is_gated_too(evidence: GraphStore) -> None:
+    result = await acompute_kg_boost(
+        evidence, UNITS, [], timeout_s=5.0, relevant={"stj/resp-1#0", "guide/graphrag#0"}
     )
-    assert result.scores == pytest.approx({"guide/graphrag#0": 1.0, "guide/old#0": 0.4 / 0.6})
+    assert result.raw == pytest.approx(
+        {"stj/resp-1#0": 4.0, "stj/resp-2#0": 0.0, "guide/graphrag#0": 0.0, "missing#0": 0.0}
+    )
 
 
 async def test_async_boost_matches_and_respects_the_cap(evidence: GraphStore) -> None:

@@ -3,17 +3,18 @@
 Two parts. The *prior* is query-independent: the Criterio nodes (with ``peso``), Fato and Prova
 nodes linked to the chunk or to its Doc, stored on the chunk as ``kg_prior`` whenever units,
 records or a document change (:mod:`trilha.graph.prior`). The *entity* part is the salience of the
-query's entities the chunk mentions (matched by normalised name). A query reads both for all its
+query's entities the chunk mentions (matched by normalised name). A query reads both for its
 candidates in ONE statement, then, in pure Python::
 
     prior(u) = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
              + w_fato × #distinct fatos + w_prova × #distinct provas
-    raw(u)   = gate(u) × prior(u) + w_entity × Σ salience of distinct query entities mentioned
+    raw(u)   = prior(u) + w_entity × Σ salience of distinct query entities mentioned
     boost(u) = raw(u) / max raw over the batch   (all 0 when nothing is connected)
 
-``gate(u)`` is 1 when the caller passes no ``relevant`` set, when ``u`` is in it (the retrieval
-sides already rank it well), or when ``u`` mentions a query entity; else 0. Curated evidence thus
-lifts candidates the query is about, never ones it merely dragged into the pool.
+When the caller passes a ``relevant`` set (the candidates the retrieval sides already rank
+well), only those are read and scored; the others get 0. The graph then reorders what the text
+found instead of promoting what the query merely dragged into the pool
+(:mod:`trilha.retrieve.kg` says how the set is chosen and what it was measured against).
 
 Degradation policy: when the graph is unreachable, fails, or exceeds ``timeout_s``, the result
 is empty (callers keep unboosted scores) and carries a warning; these functions never raise for
@@ -84,13 +85,9 @@ def entity_part(entities: Sequence[Mapping[str, Any]] | None, weights: BoostWeig
     return weights.entity * sum(ents.values())
 
 
-def raw_boost(row: Mapping[str, Any], weights: BoostWeights, gated_in: bool = True) -> float:
-    """The raw boost of one unit from its boost row (stored ``prior``, matched ``entities``):
-    the prior counts when ``gated_in`` or when the unit mentions a query entity."""
-    entities = row.get("entities") or []
-    mentions = any(e and e.get("id") is not None for e in entities)
-    prior = float(row.get("prior") or 0.0)
-    return (prior if gated_in or mentions else 0.0) + entity_part(entities, weights)
+def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
+    """The raw boost of one unit from its boost row: stored ``prior`` plus the entity part."""
+    return float(row.get("prior") or 0.0) + entity_part(row.get("entities"), weights)
 
 
 def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
@@ -118,17 +115,17 @@ def _rows(
     return store.run(cypher.kg_boost(bool(keys)), params, timeout_s=timeout_s)
 
 
-def _scored(
-    unit_ids: Sequence[str],
-    rows: list[Row],
-    weights: BoostWeights,
-    relevant: Collection[str] | None,
-) -> BoostResult:
-    raw = {u: 0.0 for u in unit_ids}
+def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> BoostResult:
+    raw = dict.fromkeys(unit_ids, 0.0)
     for row in rows:
-        uid = row["uid"]
-        raw[uid] = raw_boost(row, weights, relevant is None or uid in relevant)
+        raw[row["uid"]] = raw_boost(row, weights)
     return BoostResult(scores=normalise_boosts(raw), raw=raw)
+
+
+def _gated(unit_ids: Sequence[str], relevant: Collection[str] | None) -> list[str]:
+    """The distinct units worth reading: all, or those in ``relevant``."""
+    ids = dict.fromkeys(unit_ids)
+    return list(ids) if relevant is None else [u for u in ids if u in relevant]
 
 
 def _failed(reason: str) -> BoostResult:
@@ -151,19 +148,21 @@ def compute_kg_boost(
     weights: BoostWeights | None = None,
     relevant: Collection[str] | None = None,
 ) -> BoostResult:
-    """Boosts for ``unit_ids`` with ONE graph query, within ``timeout_s`` (wall clock); the
-    prior counts only for ``relevant`` units and units mentioning a query entity (for every
-    unit when ``relevant`` is None)."""
+    """Boosts for ``unit_ids`` with at most ONE graph query, within ``timeout_s`` (wall
+    clock); only ``relevant`` units are read and may score (all when None)."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
+    wanted = _gated(unit_ids, relevant)
+    if not wanted:
+        return _scored(unit_ids, [], weights or BoostWeights())
     future: Future[list[Row]] = Future()
 
     def work() -> None:
         try:
-            future.set_result(_rows(store, unit_ids, _keys(query_entities), timeout_s))
+            future.set_result(_rows(store, wanted, _keys(query_entities), timeout_s))
         except BaseException as e:  # handed to the caller's thread through the future
             future.set_exception(e)
 
@@ -174,7 +173,7 @@ def compute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(unit_ids, rows, weights or BoostWeights(), relevant)
+    return _scored(unit_ids, rows, weights or BoostWeights())
 
 
 async def acompute_kg_boost(
@@ -197,7 +196,9 @@ async def acompute_kg_boost(
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
-    ids = list(dict.fromkeys(unit_ids))
+    ids = _gated(unit_ids, relevant)
+    if not ids:
+        return _scored(unit_ids, [], weights or BoostWeights())
     size = batch_size or len(ids)
     gate = semaphore or asyncio.Semaphore(max_concurrency)
     keys = _keys(query_entities)
@@ -214,4 +215,4 @@ async def acompute_kg_boost(
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
     rows = [row for part in parts for row in part]
-    return _scored(ids, rows, weights or BoostWeights(), relevant)
+    return _scored(unit_ids, rows, weights or BoostWeights())

@@ -191,8 +191,7 @@ class GraphService:
         relevant: Collection[str] | None = None,
     ) -> BoostResult:
         """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
-        the stored prior counts for ``relevant`` units and those mentioning a query entity
-        (every unit when ``relevant`` is None)."""
+        only ``relevant`` units are read and may score (every unit when None)."""
         self._ensure_priors()
         start = time.perf_counter()
         result = compute_kg_boost(

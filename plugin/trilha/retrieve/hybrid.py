@@ -55,9 +55,8 @@ class KgBooster(Protocol):
         self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
     ) -> tuple[dict[str, float], str | None]:
         """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
-        graph is down or slow. Must never raise for backend trouble. Query-independent
-        evidence lifts only ``relevant`` units (and those the query's entities point to);
-        None: every unit."""
+        graph is down or slow. Must never raise for backend trouble. Only ``relevant`` units
+        may get a boost (None: every unit)."""
         ...
 
 
@@ -193,8 +192,8 @@ class HybridSearcher:
     def _kg(
         self, text: str, sides: dict[Side, SideResult], params: SearchParams
     ) -> tuple[dict[str, float] | None, StageTrace | None]:
-        """The graph boost of the union of candidates, or None when off or unavailable; curated
-        evidence counts for the candidates a side ranks well (:func:`well_ranked`)."""
+        """The graph boost of the union of candidates, or None when off or unavailable; only
+        the candidates a side ranks well (:func:`well_ranked`) may be boosted."""
         if not params.kg:
             return None, None
         union = list(dict.fromkeys(uid for side in sides.values() for uid in side.scores))
