@@ -177,3 +177,12 @@ def test_duplicate_penalty_spreads_documents(sample_ws: Workspace) -> None:
     finally:
         sample_ws.settings.doc_penalty = 0.0
     assert len(set(spread)) > len(set(plain))
+
+
+def test_a_wrong_size_query_embedding_is_a_clear_error(small_ws: Workspace) -> None:
+    import numpy as np
+
+    with pytest.raises(BadRequestError, match=r"shape \(3,\).*\(384,\) vectors"):
+        small_ws.search("vpn", vector=np.ones(3, dtype=np.float32))
+    with pytest.raises(BadRequestError, match=r"shape \(2, 384\)"):
+        small_ws.search("vpn", vector=np.ones((2, 384), dtype=np.float32))

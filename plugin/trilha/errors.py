@@ -6,6 +6,11 @@ what to do about it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class TrilhaError(Exception):
     """Base class of every error trilha raises on purpose."""
@@ -39,3 +44,17 @@ class BackendUnavailableError(TrilhaError):
 
 class WorkspaceError(TrilhaError):
     """The workspace folder is missing, locked or inconsistent."""
+
+
+def one_line(error: ValidationError) -> str:
+    """The first problem of a pydantic error as one line: ``field message`` (our validators'
+    messages read on from the field name) or ``field: message`` (pydantic's own)."""
+    problems = error.errors()
+    first = problems[0]
+    field = ".".join(str(p) for p in first["loc"]) or "value"
+    if first["type"] == "value_error":
+        text = f"{field} {first['msg'].removeprefix('Value error, ')}"
+    else:
+        text = f"{field}: {first['msg'][:1].lower()}{first['msg'][1:]}"
+    more = len(problems) - 1
+    return text + (f" (and {more} more problem{'s' * (more > 1)})" if more else "")

@@ -12,6 +12,9 @@ Scalar = str | int | float | bool
 MetaValue = Scalar | list[str] | None
 
 _YYYYMMDD = re.compile(r"^\d{8}$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Values of ``visibility`` a unit may carry.
+VISIBILITIES = ("public", "org", "team", "private", "restricted")
 
 
 def date_to_int(value: str | date | datetime | None) -> int | None:
@@ -63,6 +66,31 @@ class TextUnit(BaseModel):
         description="Domain fields (ministro, resultado, tipo_recurso...), filterable by name.",
     )
 
+    @field_validator("unit_id", "doc_id")
+    @classmethod
+    def _valid_id(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("is empty; give the document an id")
+        if _CONTROL.search(v):
+            raise ValueError(f"{v!r} has control characters; remove them")
+        return v
+
+    @field_validator("date", "created_at")
+    @classmethod
+    def _valid_date(cls, v: str | None) -> str | None:
+        try:
+            date_to_int(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a date; use YYYY-MM-DD") from None
+        return v
+
+    @field_validator("visibility")
+    @classmethod
+    def _known_visibility(cls, v: str) -> str:
+        if v not in VISIBILITIES:
+            raise ValueError(f"{v!r} is not one of {', '.join(VISIBILITIES)}")
+        return v
+
     def payload(self) -> dict[str, Any]:
         """The flat metadata stored beside the vector and in the lexical columns."""
         data = self.model_dump(exclude={"text", "extra"})
@@ -74,7 +102,8 @@ class TextUnit(BaseModel):
 class SearchFilters(BaseModel):
     """trilha's own filter model: the fields of seeds 001 and 002, AND-ed together.
 
-    List fields match when the unit has any of the listed values.
+    List fields match when the unit has any of the listed values; an empty list is refused.
+    ``ministro`` is matched case-insensitively (``trilha.index.filters`` holds the rule).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -90,6 +119,13 @@ class SearchFilters(BaseModel):
     resultado: str | None = Field(None, description="Decision outcome equals this.")
     doc_ids: list[str] | None = Field(None, description="Restrict to these documents.")
     max_sensitivity: int | None = Field(None, ge=0, description="Exclude units above this.")
+
+    @field_validator("tags", "setor", "tema", "lang", "tipos_recurso", "doc_ids")
+    @classmethod
+    def _non_empty(cls, v: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(v, list) and not v:
+            raise ValueError("an empty list matches nothing; leave the field out or give a value")
+        return v
 
     @field_validator("data_inicio", "data_fim")
     @classmethod

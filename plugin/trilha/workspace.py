@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -23,9 +23,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from trilha.consistency import Consistency, IndexDiff
 from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import BadRequestError, ConfigurationError
+from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError
 from trilha.fusion import Weights
 from trilha.graph.extract import EntityExtractor
 from trilha.graph.ingest import GraphWriter
@@ -35,8 +36,9 @@ from trilha.index.docstore import DocStore
 from trilha.index.filters import coerce_filters
 from trilha.index.lexical import LexicalIndex
 from trilha.ingest.chunking import index_text
-from trilha.ingest.loaders import SourceDocument, load_path
+from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestPipeline, IngestReport
+from trilha.lock import WorkspaceLock
 from trilha.rerank.base import Reranker
 from trilha.retrieve.hybrid import HybridSearcher, KgBooster, SearchParams, Side
 from trilha.retrieve.kg import GraphBooster, UnavailableBooster
@@ -59,9 +61,11 @@ class Workspace:
         reranker: Reranker | None = None,
         graph: GraphService | None = None,
         graph_warning: str | None = None,
+        lock: WorkspaceLock | None = None,
     ) -> None:
         """Use :meth:`open`; this only wires already-open parts together."""
         self.path = path
+        self._lock = lock
         self.settings = settings
         self.store = store
         self.dense = dense
@@ -84,15 +88,49 @@ class Workspace:
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
         extractor: EntityExtractor | None = None,
+        *,
+        create: bool = True,
+        repair: bool = True,
     ) -> Workspace:
-        """Open (or create) the workspace at ``path`` (default: ``settings.workspace``).
+        """Open (or, with ``create``, create) the workspace at ``path`` (default:
+        ``settings.workspace``).
 
+        One process at a time holds a workspace: a second one gets a :class:`WorkspaceError`.
+        With ``create=False`` a folder that holds no workspace is an error, not a new workspace.
+        ``repair`` (default on) finishes interrupted writes and makes the dense index and the
+        graph hold exactly the unit store's ids (:meth:`repair`).
         ``extractor`` finds entities for the graph at ingest: the offline rule extractor by
         default, or e.g. ``trilha.graph.LLMEntityExtractor(llm)`` (LlamaIndex's
         ``SchemaLLMPathExtractor``) when an LLM is configured."""
         settings = settings or TrilhaSettings()
         root = Path(path if path is not None else settings.workspace).expanduser()
+        if not (root / "units.sqlite").exists():
+            if not create:
+                raise WorkspaceError(
+                    f"no trilha workspace at {root}; check the path, or create one with "
+                    f"`trilha ingest PATH -w {root}`"
+                )
+            if root.exists() and not root.is_dir():
+                raise WorkspaceError(f"{root} is a file, not a workspace folder")
         root.mkdir(parents=True, exist_ok=True)
+        lock = WorkspaceLock.acquire(root)
+        try:
+            return cls._open_locked(root, settings, embedder, reranker, extractor, lock, repair)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _open_locked(
+        cls,
+        root: Path,
+        settings: TrilhaSettings,
+        embedder: Embedder | None,
+        reranker: Reranker | None,
+        extractor: EntityExtractor | None,
+        lock: WorkspaceLock,
+        repair: bool,
+    ) -> Workspace:
         embedder = embedder or SentenceTransformerEmbedder(
             settings.embedding_model,
             batch_size=settings.embedding_batch_size,
@@ -116,35 +154,78 @@ class Workspace:
             store.close()
             raise
         graph, graph_warning = _open_graph(settings, root, extractor)
-        ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning)
+        ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning, lock)
         try:
-            ws.repair()
+            if repair:
+                ws.repair()
         except BaseException:
             ws.close()
             raise
         return ws
 
-    def repair(self, progress: bool = False) -> int:
-        """Re-encode units the dense index lacks (lost folder, switched Qdrant mode).
-
-        The unit store is the source of truth; returns how many units were restored.
-        """
-        units = self._searcher.lexical.units
-        self._repair_graph(len(units))
-        if self.dense.count() >= len(units):
-            return 0
-        present = self.dense.vectors([u.unit_id for u in units])
-        missing = [u for u in units if u.unit_id not in present]
-        if not missing:
-            return 0
-        log.warning(
-            "dense index lacks %d of %d units; re-encoding them from the unit store",
-            len(missing),
-            len(units),
+    def check(self) -> Consistency:
+        """Compare the unit ids of the unit store, the dense index and the graph."""
+        truth = self.store.unit_ids()
+        graph, graph_error = None, self.graph_warning
+        if self.graph is not None:
+            try:
+                graph = IndexDiff.of(truth, self._graph_chunk_ids())
+            except Exception as e:  # a graph that is down is reported, never fatal
+                graph_error = f"graph not checked ({type(e).__name__}: {e})"
+                log.warning(graph_error)
+        return Consistency(
+            units=len(truth),
+            dense=IndexDiff.of(truth, self.dense.unit_ids()),
+            graph=graph,
+            graph_error=graph_error,
+            pending=self.store.pending_docs(),
         )
-        vectors = self.embedder.encode_documents([index_text(u) for u in missing], progress)
-        self.dense.upsert(missing, vectors)
-        return len(missing)
+
+    def repair(self, progress: bool = False) -> Consistency:
+        """Make the derived indices agree with the unit store (the source of truth).
+
+        Documents whose write was interrupted are re-synced from the store; then the id sets are
+        compared and the dense index and the graph lose their orphans and get their missing units
+        back (re-encoded from the store). Returns what was found before repairing."""
+        found = self.check()
+        if found.consistent:
+            return found
+        if found.pending:
+            log.warning(
+                "re-syncing %d interrupted documents from the unit store", len(found.pending)
+            )
+            self._resync(found.pending, progress)
+            found_now = self.check()
+        else:
+            found_now = found
+        dense = found_now.dense
+        if dense.orphans:
+            log.warning("dense index holds %d units the store lacks; removing", len(dense.orphans))
+            self.dense.delete_units(dense.orphans)
+        if dense.missing:
+            log.warning("dense index lacks %d units; re-encoding them", len(dense.missing))
+            self._encode(list(self.store.get(dense.missing).values()), progress)
+        if found_now.graph is not None and not found_now.graph.equal:
+            self._repair_graph(found_now.graph)
+        return found
+
+    def _encode(self, units: list[TextUnit], progress: bool = False) -> None:
+        if units:
+            vectors = self.embedder.encode_documents([index_text(u) for u in units], progress)
+            self.dense.upsert(units, vectors)
+
+    def _resync(self, doc_ids: list[str], progress: bool) -> None:
+        """Rewrite these documents in the derived indices from the store, then clear their
+        marks (a document the store lacks is removed from them)."""
+        for doc_id in doc_ids:
+            self.dense.delete_doc(doc_id)
+        units = self.store.units_of(doc_ids)
+        self._encode(units, progress)
+        errors: list[str] = []
+        for doc_id in doc_ids:
+            mine = [u for u in units if u.doc_id == doc_id]
+            self._graph_write(errors, doc_id, mine, True)
+        self.store.clear_pending(doc_ids)
 
     @staticmethod
     def _check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
@@ -171,6 +252,8 @@ class Workspace:
             self.graph.close()
         self.dense.close()
         self.store.close()
+        if self._lock is not None:
+            self._lock.release()
 
     def __enter__(self) -> Workspace:
         return self
@@ -216,20 +299,22 @@ class Workspace:
     # -- ingest ---------------------------------------------------------------------------------
     def ingest(
         self,
-        documents: Iterable[SourceDocument],
+        documents: Iterable[Loaded],
         progress: bool = False,
         total: int | None = None,
         max_words: int = 180,
     ) -> IngestReport:
-        """Index documents; unchanged ones are skipped, changed ones replaced."""
+        """Index documents; unchanged ones are skipped, changed ones replaced, bad ones refused
+        (listed in ``report.refused``); graph trouble is listed in ``report.errors``."""
         errors: list[str] = []
         pipeline = IngestPipeline(
             self.store,
             self.dense,
             self.embedder,
             max_words=max_words,
-            on_doc_removed=self._graph_hook(errors, "delete_doc"),
-            on_units_written=self._graph_hook(errors, "ingest"),
+            on_doc_written=lambda doc_id, units, existed: self._graph_write(
+                errors, doc_id, units, existed
+            ),
         )
         try:
             report = pipeline.run(documents, progress=progress, total=total)
@@ -238,22 +323,22 @@ class Workspace:
         report.errors.extend(errors)
         return report
 
-    def _graph_hook(self, errors: list[str], method: str) -> Callable[[Any], None] | None:
-        """A pipeline hook writing to the graph; graph trouble is recorded, never fatal (the
-        unit store stays the truth and :meth:`rebuild_graph` re-syncs the graph)."""
-        graph = self.graph
-        if graph is None:
-            return None
-
-        def hook(arg: Any) -> None:
-            try:
-                getattr(graph, method)(arg)
-            except Exception as e:
-                msg = f"graph {method} failed ({type(e).__name__}: {e}); run rebuild_graph()"
-                log.warning(msg)
-                errors.append(msg)
-
-        return hook
+    def _graph_write(
+        self, errors: list[str], doc_id: str, units: list[TextUnit], existed: bool
+    ) -> None:
+        """Write a committed document into the graph; graph trouble is recorded, never fatal
+        (the unit store stays the truth and :meth:`repair` re-syncs the graph)."""
+        if self.graph is None:
+            return
+        try:
+            if existed:
+                self.graph.delete_doc(doc_id)
+            if units:
+                self.graph.ingest(units)
+        except Exception as e:
+            msg = f"graph ingest failed for {doc_id} ({type(e).__name__}: {e}); run trilha doctor"
+            log.warning(msg)
+            errors.append(msg)
 
     def ingest_records(self, path: str | Path) -> int:
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many.
@@ -280,20 +365,24 @@ class Workspace:
             graph.ingest(units[start : start + 2000])
         return len(units)
 
-    def _repair_graph(self, n_units: int) -> None:
-        """Write the units into the graph when it holds fewer chunks than the unit store (a
-        workspace made before the graph existed, a lost graph folder)."""
-        if self.graph is None or n_units == 0:
-            return
-        try:
-            rows = self.graph.store.run("MATCH (c:Chunk) RETURN count(c) AS n", {})
-            chunks = int(rows[0]["n"]) if rows else 0
-        except Exception as e:
-            log.warning("cannot count graph chunks (%s); graph not checked", e)
-            return
-        if chunks < n_units:
-            log.warning("graph holds %d of %d units; writing them", chunks, n_units)
-            self.rebuild_graph()
+    def _graph_chunk_ids(self) -> set[str]:
+        assert self.graph is not None
+        rows = self.graph.store.run("MATCH (c:Chunk) RETURN c.id AS id", {})
+        return {str(r["id"]) for r in rows}
+
+    def _repair_graph(self, diff: IndexDiff) -> None:
+        """Write the units the graph lacks (a workspace made before the graph existed, a lost
+        graph folder, an interrupted write)."""
+        log.warning("graph lacks %d units; writing them", len(diff.missing))
+        units = list(self.store.get(diff.missing).values())
+        errors: list[str] = []
+        for start in range(0, len(units), 2000):
+            try:
+                self.graph.ingest(units[start : start + 2000])  # type: ignore[union-attr]
+            except Exception as e:
+                errors.append(str(e))
+                log.warning("graph repair failed (%s); the graph stays behind", e)
+                return
 
     def _require_graph(self) -> GraphService:
         if self.graph is None:
@@ -303,18 +392,28 @@ class Workspace:
             )
         return self.graph
 
-    def ingest_path(self, path: str | Path, progress: bool = False) -> IngestReport:
+    def load(self, path: str | Path) -> Iterable[Loaded]:
+        """The documents under ``path`` (see :func:`load_path`), never this workspace's own
+        files."""
+        return load_path(Path(path), exclude=[self.path])
+
+    def ingest_path(
+        self, path: str | Path, progress: bool = False, max_words: int = 180
+    ) -> IngestReport:
         """Index every .md, .txt and .jsonl file under ``path``."""
-        return self.ingest(load_path(Path(path)), progress=progress)
+        return self.ingest(self.load(path), progress=progress, max_words=max_words)
 
     def delete(self, doc_id: str) -> int:
         """Remove a document from every index; returns the number of units removed."""
-        self.dense.delete_doc(doc_id)
+        self.store.mark_pending([doc_id])
         removed = self.store.delete_doc(doc_id)
-        errors: list[str] = []
-        hook = self._graph_hook(errors, "delete_doc")
-        if hook is not None:
-            hook(doc_id)
+        self.dense.delete_doc(doc_id)
+        if self.graph is not None:
+            try:
+                self.graph.delete_doc(doc_id)
+            except Exception as e:
+                log.warning("graph delete of %s failed (%s); run trilha doctor", doc_id, e)
+        self.store.clear_pending([doc_id])
         self._refresh()
         return removed
 
@@ -393,6 +492,7 @@ class Workspace:
         and ``top_k`` (default ``rerank_top_n``) results are kept; ``kg`` adds the graph boost
         (default: on when the workspace has a graph)."""
         params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
+        self._check_vector(vector)
         result = self._searcher.search(query, params, vector)
         return self._rerank(query, result, keep) if rerank else result
 
@@ -413,10 +513,23 @@ class Workspace:
         import asyncio
 
         params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
+        self._check_vector(vector)
         result = await self._searcher.asearch(query, params, vector)
         if not rerank:
             return result
         return await asyncio.to_thread(self._rerank, query, result, keep)
+
+    def _check_vector(self, vector: npt.NDArray[np.float32] | None) -> None:
+        """A query embedding must be one vector of the workspace's dimension."""
+        if vector is None:
+            return
+        want = self.settings.embedding_dimension
+        shape = tuple(np.shape(vector))
+        if shape != (want,):
+            raise BadRequestError(
+                f"the query embedding has shape {shape}, this workspace's encoder makes ({want},) "
+                f"vectors ({self.embedder.model_id}); embed the query with the same model"
+            )
 
     def _plan(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import struct
+import warnings
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trilha.graph.drawing import circular_layout, draw_png, spring_layout
+from trilha.errors import BadRequestError
+from trilha.graph.drawing import captions, circular_layout, draw_png, spring_layout
 from trilha.graph.export import (
     ContextData,
     build_context,
@@ -22,8 +24,18 @@ from trilha.graph.export import (
     mermaid_id,
     render_context_md,
 )
+from trilha.graph.fonts import cjk_font, font_paths
+from trilha.graph.layout import bfs_tree, line_layout, radial_layout
 from trilha.graph.queries import path, subgraph, topn
-from trilha.graph.results import GraphEdge, GraphNode, TopNItem
+from trilha.graph.results import (
+    GraphEdge,
+    GraphNode,
+    SubgraphConstraints,
+    SubgraphQuery,
+    SubgraphResult,
+    TopNItem,
+)
+from trilha.graph.service import GraphService
 from trilha.graph.store import GraphStore
 
 ID = r"[A-Za-z0-9_]+"
@@ -215,6 +227,21 @@ def test_build_context_from_results(corpus: GraphStore) -> None:
     assert "```mermaid\ngraph LR\n" in text and "**GraphRAG intro**" in text
 
 
+def test_context_md_follows_the_template_language_not_the_filter(corpus: GraphStore) -> None:
+    service = GraphService(corpus)
+    text = service.context_md(None, ["STJ"], language="pt", limit=1, lang="zh")
+    assert text.endswith(
+        "# 推荐文档（Top 1)\n"
+        "1. **REsp 1 — dano moral**（2023-03-10T00:00:00Z）  \n"
+        "   包含实体 STJ（salience 1.00）；通过 LGPD 关联 STJ（权重 0.67）（另有 1 项）；"
+        "最近更新：2023-03-10\n"
+    )
+    english = service.context_md(None, ["STJ"], language="pt", limit=1)
+    assert "mentions entity STJ (salience 1.00)" in english
+    with pytest.raises(BadRequestError, match="template language 'fr'"):
+        service.context_md(None, ["STJ"], lang="fr")
+
+
 def png_size(path: Path) -> tuple[int, int]:
     head = path.read_bytes()[:24]
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
@@ -222,20 +249,71 @@ def png_size(path: Path) -> tuple[int, int]:
     return int(width), int(height)
 
 
-@pytest.mark.parametrize("layout", ["circular", "spring"])
+@pytest.mark.parametrize("layout", ["radial", "circular", "spring"])
 def test_draw_png(corpus: GraphStore, tmp_path: Path, layout: str) -> None:
     sub = subgraph(corpus, "guide/graphrag", None, 2, 30)
     out = draw_png(sub, tmp_path / "g" / f"{layout}.png", layout=layout)  # type: ignore[arg-type]
-    assert png_size(out) == (800, 600) and out.stat().st_size > 5000
+    assert png_size(out) == (1200, 900) and out.stat().st_size > 5000
     walk = draw_png(path(corpus, "GraphRAG", "Cypher", 4), tmp_path / "p.png", dpi=50)
-    assert png_size(walk) == (400, 300)
+    assert png_size(walk) == (600, 450)
 
 
 def test_draw_empty(tmp_path: Path) -> None:
     from trilha.graph.results import PathMeta, PathResult
 
     empty = PathResult(path=[], edges=[], meta=PathMeta(length=None, max_length=4, found=False))
-    assert png_size(draw_png(empty, tmp_path / "e.png")) == (800, 600)
+    assert png_size(draw_png(empty, tmp_path / "e.png")) == (1200, 900)
+
+
+ZH_NODES = [
+    GraphNode(id="Doc:zh/guide/a", label="Doc", title="图数据库入门"),
+    GraphNode(id="Chunk:zh/guide/a#3", label="Chunk", ordinal=3),
+    GraphNode(id="Entity:图数据库", label="Entity", name="图数据库"),
+    GraphNode(id="Entity:Neo4j", label="Entity", name="Neo4j"),
+    GraphNode(id="Entity:x", label="Entity", name="Quarta Turma do Superior Tribunal"),
+]
+
+
+def test_captions_without_a_cjk_font_are_ids_or_positions_never_boxes() -> None:
+    latin_only = (font_paths(None)[0],)
+    texts, replaced = captions(ZH_NODES, latin_only)
+    assert texts == ["zh/guide/a", "#3", "[2]", "Neo4j", "Quarta Turma do Super…"]
+    assert replaced
+
+
+def test_captions_with_a_cjk_font() -> None:
+    family = cjk_font()
+    if family is None:
+        pytest.skip("no CJK font on this machine")
+    texts, replaced = captions(ZH_NODES, font_paths(family))
+    assert texts[:3] == ["图数据库入门", "#3", "图数据库"] and not replaced
+
+
+def test_a_chinese_subgraph_draws_without_missing_glyphs(tmp_path: Path) -> None:
+    sub = SubgraphResult(
+        nodes=ZH_NODES[:4],
+        edges=[
+            GraphEdge(source="Chunk:zh/guide/a#3", target="Doc:zh/guide/a", type="PART_OF"),
+            GraphEdge(source="Chunk:zh/guide/a#3", target="Entity:图数据库", type="MENTIONS"),
+            GraphEdge(source="Chunk:zh/guide/a#3", target="Entity:Neo4j", type="MENTIONS"),
+            GraphEdge(source="Entity:图数据库", target="Entity:Neo4j", type="RELATED", weight=0.5),
+        ],
+        constraints=SubgraphConstraints(max_hops=2, limit=30, truncated=False),
+        query=SubgraphQuery(doc_id="zh/guide/a", entity_names=None),
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draw_png(sub, tmp_path / "zh.png")
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+
+
+def test_radial_layout_rings_by_hops() -> None:
+    # 0 -> 1, 2; 1 -> 3, 4; 2 -> 5; 6 unreached
+    pos = radial_layout(7, [(0, 1), (0, 2), (1, 3), (1, 4), (2, 5)])
+    radius = np.linalg.norm(pos, axis=1)
+    assert np.allclose(radius, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 2 / 3, 1])
+    assert bfs_tree(4, [(0, 1), (1, 2)]) == ([-1, 0, 1, -1], [0, 1, 2, 3])
+    assert np.allclose(line_layout(3), [[-1, 0], [0, 0], [1, 0]])
 
 
 def test_layouts() -> None:

@@ -1,4 +1,4 @@
-"""Entity extraction: rules for pt and en, salience by hand, the LLM wrapper with a scripted LLM."""
+"""Entity extraction: rules for pt, en and zh, salience by hand, the LLM wrapper (scripted LLM)."""
 
 from __future__ import annotations
 
@@ -174,3 +174,39 @@ async def test_llm_extractor_async() -> None:
 
 def test_llm_extractor_garbage_reply() -> None:
     assert LLMEntityExtractor(Scripted(reply="not json")).extract(UNIT) == []
+
+
+ZH_DOC = "图数据库以节点和边存储数据。Neo4j是最常见的图数据库之一，使用 Cypher 查询语言。"
+
+
+def test_chinese_noun_phrases_are_entities() -> None:
+    ents = RuleEntityExtractor().extract_text(ZH_DOC, title="图数据库入门")
+    by_name = {e.name: e for e in ents}
+    assert ents[0].name == "图数据库" and by_name["图数据库"].occurrences == 2
+    assert ents[0].salience == 1.0  # most frequent, first, in the title
+    assert {"Neo4j", "Cypher", "查询语言"} <= set(by_name)
+    # lone two-character common nouns (数据 'data') and particles are not entities
+    assert not {"数据", "节点", "的"} & set(by_name)
+
+
+def test_chinese_terms_rules() -> None:
+    names = found("最高人民法院在上海。向量检索很快。张伟在阿里巴巴工作，存储数据。")
+    assert names["最高人民法院"] == "Organization" and names["上海"] == "Place"
+    assert names["向量检索"] == "Concept"  # a verbal noun (检索) continues common nouns
+    assert "阿里巴巴" in names and "阿里巴巴工作" not in names  # ...not a proper noun
+    assert "存储数据" not in names and "张伟" in names
+
+
+def test_han_characters_end_a_latin_phrase() -> None:
+    assert "GraphRAG" in found("GraphRAG入门：用知识图谱增强检索")
+    # a Latin name after Chinese text is not sentence-initial
+    assert set(found("常见的系统有 Qdrant 和 Milvus。")) == {"Qdrant", "Milvus"}
+
+
+def test_chinese_gazetteer_names_match_inside_han_text() -> None:
+    assert found("构建知识图谱需要实体抽取。", {"知识图谱": "Concept"}) == {"知识图谱": "Concept"}
+
+
+def test_chinese_query_entities() -> None:
+    assert entities_in_query("图数据库") == ["图数据库"]
+    assert entities_in_query("哪些图数据库支持 Cypher？") == ["图数据库", "Cypher"]

@@ -1,4 +1,4 @@
-"""Embedded FalkorDB: fast start, persistence, no orphan process, socket path fallback."""
+"""Embedded FalkorDB: fast start, persistence, no orphan process, short socket paths."""
 
 from __future__ import annotations
 
@@ -10,26 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.graph.process_helpers import wait_dead
 from trilha.errors import BackendUnavailableError, BadRequestError
 from trilha.graph.falkordb import EmbeddedFalkorServer, FalkorDBStore
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split()[2] == "Z")
-
-
-def wait_dead(pid: int, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:
@@ -82,18 +65,20 @@ def test_long_data_path_uses_a_short_socket(tmp_path: Path) -> None:
     store = FalkorDBStore.embedded(deep)
     assert store.server is not None
     sock = store.server.socket_path
-    assert len(sock) < 100 and not sock.startswith(str(deep))
+    assert len(sock) < 100 and not sock.startswith(str(tmp_path))
+    assert os.readlink(deep / "falkordb.sock") == sock  # a pointer in the data folder
     store.write("CREATE (:Doc {id: 'a'})")
     store.close()
-    assert not Path(sock).exists() and not Path(sock).parent.exists()
+    assert not Path(sock).exists() and not (deep / "falkordb.sock").is_symlink()
 
 
-def test_a_second_store_adopts_the_running_server(tmp_path: Path) -> None:
+def test_a_second_store_joins_the_running_server(tmp_path: Path) -> None:
     first = FalkorDBStore.embedded(tmp_path / "g")
     second = FalkorDBStore.embedded(tmp_path / "g")
     assert second.server is not None and second.server.pid is None  # not owned
     second.write("CREATE (:Doc {id: 'a'})")
     second.close()
+    assert first.server is not None and first.server.running
     assert first.run("MATCH (d:Doc) RETURN d.id AS id") == [{"id": "a"}]
     first.close()
 

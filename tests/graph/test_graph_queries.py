@@ -230,15 +230,13 @@ def test_topn_contract_and_ranking(corpus: GraphStore) -> None:
         "title": "GraphRAG intro",
         "updated_at": "2024-05-20T12:00:00Z",
         "score": 1.0,
-        "reasons": [
-            "mentions entity Neo4j (salience 0.90)",
-            "related to Neo4j via Knowledge Graph (weight 0.67)",
-            "related to Neo4j via Cypher (weight 0.50)",
-            "related to Neo4j via GraphRAG (weight 0.50)",
+        "reasons": [  # at most three: the strongest link (+ how many more), date, category
+            "mentions entity Neo4j (salience 0.90) (+3 more)",
             "updated 2024-05-20",
             "category match: guide",
         ],
     }
+    assert second["updated_at"] == "2021-01-01T00:00:00Z"  # stored as a date, shown as ISO
     # relevance 0.4 + 0.5 * (2/3 * 0.3) = 0.5 against 0.9 + 0.5 * (0.5 + 2/3 * 0.8 + 0.25)
     assert second["doc_id"] == "guide/old"
     assert second["score"] == pytest.approx(
@@ -247,10 +245,28 @@ def test_topn_contract_and_ranking(corpus: GraphStore) -> None:
 
 
 def test_topn_language_filter_and_portuguese_reasons(corpus: GraphStore) -> None:
-    result = topn(corpus, ["stj"], None, "pt", 5)
+    result = topn(corpus, ["stj"], None, "pt", 5, reasons_lang="pt")
     assert [i.doc_id for i in result.items] == ["stj/resp-1", "stj/resp-2"]
     assert result.items[0].reasons[0] == "menciona a entidade STJ (saliência 1.00)"
     assert topn(corpus, ["stj"], None, "en", 5).items == []
+
+
+def test_topn_reasons_follow_the_template_language_not_the_filter(corpus: GraphStore) -> None:
+    # pt documents, English template (the default): the filter does not pick the wording
+    assert topn(corpus, ["stj"], None, "pt", 5).items[1].reasons == [
+        "mentions entity STJ (salience 0.90)",
+        "related to STJ via LGPD (weight 0.67)",
+        "updated 2022-08-01",
+    ]
+    zh = topn(corpus, ["STJ", "LGPD"], "decisao", None, 5, reasons_lang="zh").items[0]
+    assert zh.reasons == [
+        "包含实体 STJ（salience 1.00）（另有 3 项）",
+        "最近更新：2023-03-10",
+        "分类匹配 decisao",
+    ]
+    assert topn(corpus, ["stj"], reasons_lang="pt-BR").items[0].reasons[0].startswith("menciona")
+    with pytest.raises(BadRequestError, match="template language 'fr'"):
+        topn(corpus, ["stj"], reasons_lang="fr")
 
 
 def test_topn_without_entities_is_by_recency(corpus: GraphStore) -> None:

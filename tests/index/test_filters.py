@@ -1,9 +1,10 @@
-"""One filter model, identical on both indices (property test against real Qdrant)."""
+"""One filter model, identical on both indices (property tests against real Qdrant)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -26,30 +27,43 @@ from trilha.index.filters import (
     from_metadata_filters,
     from_search_filters,
 )
+from trilha.ingest.chunking import chunk_document
+from trilha.ingest.loaders import SourceDocument
 from trilha.types import SearchFilters, TextUnit
 
 LANGS = ["en", "pt"]
 TAGS = ["a", "b", "c", "d"]
+#: Judges as the source documents spell them; ingest decides how they are stored.
+MINISTROS = ["Fux", "fux", "Cármen Lúcia", "MENDES", None]
+#: Spellings a filter may use (the last one matches nobody).
+ASKED_MINISTROS = ["fux", "FUX", "Fux", "cármen lúcia", "CÁRMEN LÚCIA", "Mendes", "barroso"]
+#: A domain field whose values mix numbers, numeric strings, a list and a bool.
+MIXED = [1, 1.0, 2, "1", "x", 2.5, ["1", "y"], True, None]
+ASKED_MIXED: list[str | int | float] = [1, 1.0, 2, "1", "x", 2.5, "y", 0]
 N = 60
 
 
+def _meta(i: int, rng: np.random.Generator) -> dict[str, object]:
+    meta: dict[str, object] = {
+        "lang": LANGS[i % 2],
+        "tags": sorted({TAGS[int(j)] for j in rng.integers(0, 4, size=int(rng.integers(0, 3)))}),
+        "sensitivity": int(i % 3),
+        "date": f"{2018 + i % 7}-0{1 + i % 9}-1{i % 9}",
+    }
+    for key, values in (("ministro", MINISTROS), ("v", MIXED)):
+        if values[i % len(values)] is not None:
+            meta[key] = values[i % len(values)]
+    return meta
+
+
 def _units() -> list[TextUnit]:
+    """N one-unit documents, made by the ingest path so stored values follow its rules."""
     rng = np.random.default_rng(7)
-    units = []
-    for i in range(N):
-        tags = sorted({TAGS[int(j)] for j in rng.integers(0, 4, size=int(rng.integers(0, 3)))})
-        units.append(
-            TextUnit(
-                unit_id=f"d{i % 20}#{i}",
-                doc_id=f"d{i % 20}",
-                text=f"t{i}",
-                lang=LANGS[i % 2],
-                tags=tags,
-                sensitivity=int(i % 3),
-                date=f"{2018 + i % 7}-0{1 + i % 9}-1{i % 9}",
-            )
-        )
-    return units
+    docs = [
+        SourceDocument(doc_id=f"d{i}", text=f"t{i}", source_type="text", meta=_meta(i, rng))
+        for i in range(N)
+    ]
+    return [u for d in docs for u in chunk_document(d)]
 
 
 @pytest.fixture(scope="module", params=["edge", "local"])
@@ -71,37 +85,39 @@ def dense(
     index.close()
 
 
+def _keyword(key: str, values: Sequence[object]) -> st.SearchStrategy[Condition]:
+    """Conditions on ``key``: eq/ne one of ``values``, in/nin a few of them."""
+    return st.one_of(
+        st.builds(
+            Condition,
+            key=st.just(key),
+            op=st.sampled_from(["eq", "ne"]),
+            value=st.sampled_from(values),
+        ),
+        st.builds(
+            Condition,
+            key=st.just(key),
+            op=st.sampled_from(["in", "nin"]),
+            value=st.lists(st.sampled_from(values), min_size=1, max_size=3),
+        ),
+    )
+
+
+def _range(key: str, values: st.SearchStrategy[Any]) -> st.SearchStrategy[Condition]:
+    return st.builds(
+        Condition, key=st.just(key), op=st.sampled_from(["gt", "gte", "lt", "lte"]), value=values
+    )
+
+
 conditions = st.one_of(
-    st.builds(
-        Condition,
-        key=st.just("lang"),
-        op=st.sampled_from(["eq", "ne"]),
-        value=st.sampled_from(LANGS),
-    ),
-    st.builds(
-        Condition,
-        key=st.just("tags"),
-        op=st.sampled_from(["eq", "ne"]),
-        value=st.sampled_from(TAGS),
-    ),
-    st.builds(
-        Condition,
-        key=st.just("tags"),
-        op=st.sampled_from(["in", "nin"]),
-        value=st.lists(st.sampled_from(TAGS), min_size=1, max_size=3, unique=True),
-    ),
-    st.builds(
-        Condition,
-        key=st.just("date_num"),
-        op=st.sampled_from(["gt", "gte", "lt", "lte"]),
-        value=st.integers(20180101, 20250101),
-    ),
-    st.builds(
-        Condition,
-        key=st.just("sensitivity"),
-        op=st.sampled_from(["lte", "eq"]),
-        value=st.integers(0, 2),
-    ),
+    _keyword("lang", LANGS),
+    _keyword("tags", TAGS),
+    _keyword("sensitivity", [0, 1, 2]),
+    _keyword("ministro", ASKED_MINISTROS),
+    _keyword("v", ASKED_MIXED),
+    _range("date_num", st.integers(20180101, 20250101)),
+    _range("sensitivity", st.integers(0, 2)),
+    _range("v", st.sampled_from([1, 1.5, 2])),
 )
 exprs = st.recursive(
     st.builds(
@@ -121,7 +137,7 @@ exprs = st.recursive(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(expr=exprs)
 def test_mask_and_qdrant_agree(dense: tuple[DenseIndex, list[TextUnit]], expr: FilterExpr) -> None:
@@ -129,6 +145,48 @@ def test_mask_and_qdrant_agree(dense: tuple[DenseIndex, list[TextUnit]], expr: F
     mask = MetaColumns([u.payload() for u in units]).mask(expr)
     assert mask is not None
     expected = {units[i].unit_id for i in np.flatnonzero(mask)}
+    got = {uid for uid, _ in index.search(np.ones(8, dtype=np.float32) / 8**0.5, N, expr)}
+    assert got == expected
+
+
+def _ministro(unit: TextUnit) -> str | None:
+    value = unit.extra.get("ministro")
+    return value.lower() if isinstance(value, str) else None
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    asked=st.lists(st.sampled_from(ASKED_MINISTROS), min_size=1, max_size=3, unique=True),
+    op=st.sampled_from(["eq", "ne", "in", "nin"]),
+    build=st.sampled_from(["metadata", "search_filters", "condition"]),
+)
+def test_ministro_ignores_case_on_every_path_and_side(
+    dense: tuple[DenseIndex, list[TextUnit]], asked: list[str], op: str, build: str
+) -> None:
+    index, units = dense
+    one = op in ("eq", "ne")
+    value: str | list[str] = asked[0] if one else asked
+    if build == "search_filters":
+        if op != "eq":
+            return  # SearchFilters.ministro is one value, matched with eq
+        expr = from_search_filters(SearchFilters(ministro=asked[0]))
+    elif build == "metadata":
+        operator = {"eq": "==", "ne": "!=", "in": "in", "nin": "nin"}[op]
+        expr = from_metadata_filters(
+            MetadataFilters(
+                filters=[MetadataFilter(key="ministro", value=value, operator=operator)]
+            )
+        )
+    else:
+        expr = FilterExpr(parts=[Condition(key="ministro", op=op, value=value)])  # type: ignore[arg-type]
+    wanted = {a.lower() for a in (asked[:1] if one else asked)}
+    hit = {u.unit_id for u in units if _ministro(u) in wanted}
+    expected = hit if op in ("eq", "in") else {u.unit_id for u in units} - hit
+    mask = MetaColumns([u.payload() for u in units]).mask(expr)
+    assert mask is not None
+    assert {units[i].unit_id for i in np.flatnonzero(mask)} == expected
     got = {uid for uid, _ in index.search(np.ones(8, dtype=np.float32) / 8**0.5, N, expr)}
     assert got == expected
 
@@ -229,3 +287,20 @@ def test_dense_index_path_roundtrip(tmp_path: Path) -> None:
     reopened.delete_doc(units[2].doc_id)
     assert units[2].unit_id not in {u for u, _ in reopened.search(vecs[2], 5)}
     reopened.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [(1, {0, 1}), (1.0, {0, 1}), ("1", {3, 6}), (2.5, {5}), ("y", {6}), (0, set())],
+)
+def test_numbers_match_by_value_and_never_as_strings(
+    dense: tuple[DenseIndex, list[TextUnit]], value: str | float, stored: set[int]
+) -> None:
+    index, units = dense
+    expr = FilterExpr(parts=[Condition(key="v", op="eq", value=value)])
+    expected = {u.unit_id for i, u in enumerate(units) if i % len(MIXED) in stored}
+    mask = MetaColumns([u.payload() for u in units]).mask(expr)
+    assert mask is not None
+    assert {units[i].unit_id for i in np.flatnonzero(mask)} == expected
+    got = {uid for uid, _ in index.search(np.ones(8, dtype=np.float32) / 8**0.5, N, expr)}
+    assert got == expected

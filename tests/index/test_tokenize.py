@@ -28,3 +28,26 @@ def test_query_tokens_keep_first_language_multiplicity_and_add_others_once() -> 
     assert toks[:3] == tokenize("prazo prazo deadlines", "en")
     assert len(toks) == len(set(toks[2:])) + 2
     assert tokenize_query("cells", ["en"]) == ["cell"]
+
+
+GRAPH_DB_DOC = "图数据库以节点和边存储数据，Neo4j是最常见的图数据库之一。"
+
+
+def test_han_runs_are_segmented_whatever_the_language() -> None:
+    for lang in ("en", "pt", "zh", None):
+        toks = tokenize(GRAPH_DB_DOC, lang)
+        assert {"图", "数据库", "节点", "存储", "neo4j"} <= set(toks)
+        assert "的" not in toks and "和" not in toks  # particles
+        assert toks.count("数据库") == 2  # BM25 multiplicity kept
+
+
+def test_han_query_meets_the_document_that_contains_it() -> None:
+    doc = set(tokenize(GRAPH_DB_DOC, "en"))
+    query = tokenize_query("图数据库", ["en", "pt"])
+    assert query and set(query) <= doc
+    # search mode also yields the dictionary words inside a longer word
+    assert "数据库" in tokenize("数据库系统", "en")
+
+
+def test_text_without_han_is_tokenised_as_before() -> None:
+    assert tokenize("Neo4j stores graphs", "en") == ["neo4j", "store", "graph"]

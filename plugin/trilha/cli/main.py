@@ -9,13 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trilha.errors import BadRequestError, TrilhaError
+from pydantic import ValidationError
+
+from trilha.errors import BadRequestError, TrilhaError, one_line
 
 DEMO_QUESTIONS = (
     "Quais são os requisitos para trabalhar remotamente?",
@@ -38,14 +41,15 @@ def _settings(args: argparse.Namespace) -> Any:
         overrides["rerank_precision"] = args.rerank_precision
     try:
         return TrilhaSettings(**overrides)
-    except ValueError as e:
-        raise BadRequestError(f"invalid settings: {e}") from e
+    except ValidationError as e:
+        raise BadRequestError(f"invalid settings: {one_line(e)}") from e
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace, *, create: bool = False, repair: bool = True) -> Any:
+    """The workspace of ``--workspace``; only commands that write (ingest, demo) create one."""
     from trilha.workspace import Workspace
 
-    return Workspace.open(settings=_settings(args))
+    return Workspace.open(settings=_settings(args), create=create, repair=repair)
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -76,26 +80,73 @@ def _filters(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest files or folders."""
-    from trilha.ingest.loaders import load_path
-
-    with _open(args) as ws:
+    """Ingest files or folders; exit 2 when any file was refused."""
+    if not (args.paths or args.delete or args.records):
+        raise BadRequestError(
+            "nothing to do: give files or folders to ingest, --delete or --records"
+        )
+    refused = 0
+    with _open(args, create=True) as ws:
         for doc_id in args.delete or []:
             n = ws.delete(doc_id)
-            print(f"deleted {doc_id}: {n} units")
+            _say(args, f"deleted {doc_id}: {n} units")
         for path in args.paths:
             report = ws.ingest(
-                load_path(Path(path)), progress=not args.quiet, max_words=args.max_words
+                ws.load(path), progress=not (args.quiet or args.json), max_words=args.max_words
             )
+            refused += len(report.refused)
+            if args.json:
+                print(json.dumps({"path": path, **report.summary()}, ensure_ascii=False))
+                continue
+            for refusal in report.refused:
+                print(f"refused {refusal}", file=sys.stderr)
+            for error in report.errors:
+                print(f"warning: {error}", file=sys.stderr)
             print(
                 f"{path}: {report.docs_added} added, {report.docs_updated} updated, "
-                f"{report.docs_unchanged} unchanged, {report.units_written} units written "
-                f"in {report.seconds:.1f} s"
+                f"{report.docs_unchanged} unchanged, {len(report.refused)} refused, "
+                f"{report.units_written} units written in {report.seconds:.1f} s"
             )
         for file in args.records or []:
-            print(f"{file}: {ws.ingest_records(Path(file))} graph records written")
-        print(f"workspace {ws.path}: {len(ws)} units")
+            _say(args, f"{file}: {ws.ingest_records(Path(file))} graph records written")
+        _say(args, f"workspace {ws.path}: {len(ws)} units")
+    if refused:
+        if not args.json:
+            print(
+                f"trilha ingest: {refused} refused (see above); fix them and ingest again",
+                file=sys.stderr,
+            )
+        return 2
     return 0
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    """A human-readable line: on stdout, or on stderr when stdout carries JSON."""
+    print(line, file=sys.stderr if getattr(args, "json", False) else sys.stdout)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Compare the id sets of the three indices; repair with --repair. Exit 0 when equal."""
+    with _open(args, repair=False) as ws:
+        found = ws.check()
+        after = None
+        if args.repair and not found.consistent:
+            ws.repair(progress=not (args.quiet or args.json))
+            after = ws.check()
+        if args.json:
+            data = {"before": found.model_dump(), "consistent": found.consistent}
+            if after is not None:
+                data.update(after=after.model_dump(), repaired=after.consistent)
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            print("\n".join(found.lines()))
+            if after is not None:
+                print(
+                    "after repair: "
+                    + ("consistent" if after.consistent else "\n".join(after.lines()))
+                )
+    final = after if after is not None else found
+    return 0 if final.consistent else 1
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -130,7 +181,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from trilha.ingest.loaders import load_path
 
     corpus = Path(str(files("trilha.samples") / "corpus"))
-    with _open(args) as ws:
+    with _open(args, create=True) as ws:
         report = ws.ingest(load_path(corpus), progress=False)
         if ws.graph is not None:
             ws.ingest_records(Path(str(files("trilha.samples") / "graph" / "records.jsonl")))
@@ -210,7 +261,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
         elif op == "path":
             result = graph.path(args.source, args.target, args.max_length)
         elif op == "topn":
-            result = graph.topn(names, args.category, args.language, args.limit)
+            result = graph.topn(
+                names, args.category, args.language, args.limit, reasons_lang=args.lang
+            )
         else:
             print(
                 graph.context_md(
@@ -292,7 +345,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="graph records (JSON/JSONL nodes and edges) to write (repeatable)",
     )
+    sp.add_argument(
+        "--json",
+        action="store_true",
+        help="print {added, updated, unchanged, refused, units_written} per path as JSON",
+    )
     sp.set_defaults(func=cmd_ingest)
+
+    sp = sub.add_parser(
+        "doctor", help="check that the unit store, dense index and graph hold the same units"
+    )
+    common(sp)
+    sp.add_argument("--repair", action="store_true", help="remove orphans, restore missing units")
+    sp.add_argument("--json", action="store_true", help="print the report as JSON")
+    sp.set_defaults(func=cmd_doctor)
 
     sp = sub.add_parser("query", help="hybrid search with filters, merge mode and rerank")
     common(sp)
@@ -333,9 +399,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gsub = sp.add_subparsers(dest="graph_command", required=True, metavar="GRAPH_COMMAND")
 
-    def graph_common(g: argparse.ArgumentParser) -> None:
+    def graph_common(g: argparse.ArgumentParser, json_output: bool = True) -> None:
         common(g)
-        g.add_argument("--json", action="store_true", help="print the seed 003 JSON")
+        if json_output:
+            g.add_argument("--json", action="store_true", help="print the seed 003 JSON")
 
     for op in ("subgraph", "mermaid", "png"):
         g = gsub.add_parser(
@@ -346,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "png": "a document's subgraph drawn to a PNG",
             }[op],
         )
-        graph_common(g)
+        graph_common(g, json_output=op == "subgraph")
         g.add_argument("doc_id", help="document id")
         g.add_argument("--entity", action="append", help="only paths to this entity (repeat)")
         g.add_argument("--max-hops", type=int, default=2, help="0–2 (default 2)")
@@ -363,16 +430,17 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--entity", action="append", help="entity name (repeat)")
     g.add_argument("--category", help="preferred category")
     g.add_argument("--language", help="document language, e.g. pt")
+    g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="reasons language")
     g.add_argument("--limit", type=int, default=5, help="documents (default 5)")
     g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
-    graph_common(g)
+    graph_common(g, json_output=False)
     g.add_argument("--entity", action="append", help="entity name (repeat)")
     g.add_argument("--doc-id", help="document whose subgraph to include")
     g.add_argument("--language", help="document language filter for top-N")
     g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="template language")
     g.add_argument("--limit", type=int, default=5, help="top documents (default 5)")
     g = gsub.add_parser("records", help="write explicit graph records (JSON/JSONL)")
-    graph_common(g)
+    graph_common(g, json_output=False)
     g.add_argument("file", help="records file")
     sp.set_defaults(func=cmd_graph)
 
@@ -388,7 +456,13 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sp.add_argument("--out", required=True, help="output JSON file")
         sp.add_argument("--reranker", help="cross-encoder id or local path")
-        sp.add_argument("--workspace-dir", help="workspace to (re)use for the corpus")
+        sp.add_argument(
+            "--workspace",
+            "-w",
+            "--workspace-dir",
+            dest="workspace_dir",
+            help="workspace to (re)use for the corpus (default: a folder beside --out)",
+        )
         sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
         if name == "eval":
             sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
@@ -466,6 +540,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `trilha … | head` closed the pipe: stop quietly, like cat does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as e:  # a bug, not bad input: say so in one line unless -v asks for more
         if args.verbose:
             raise

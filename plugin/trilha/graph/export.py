@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from trilha.graph.drawing import draw_png
+from trilha.graph.ranking import template_lang
 from trilha.graph.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNItem
 
 __all__ = [
@@ -188,8 +189,9 @@ def _md(text: str) -> str:
 
 
 def render_context_md(data: ContextData, lang: str = "en") -> str:
-    """The context.md of seed 003 §5 (``lang`` 'zh' is the seed's wording; 'en', 'pt')."""
-    t = _TEMPLATES.get(lang, _TEMPLATES["en"])
+    """The context.md of seed 003 §5 (``lang`` 'zh' is the seed's wording; 'en', 'pt'; another
+    language is a :class:`~trilha.errors.BadRequestError`)."""
+    t = _TEMPLATES[template_lang(lang)]
     lines = [
         t["bg"],
         t["ents"] + (t["join"].join(_md(n) for n in data.entity_names) or t["none"]),

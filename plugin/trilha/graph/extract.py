@@ -1,5 +1,5 @@
-"""Entity extraction for the graph: an offline rule-based extractor (pt and en) and an optional
-LLM extractor over LlamaIndex's ``SchemaLLMPathExtractor``.
+"""Entity extraction for the graph: an offline rule-based extractor (pt, en and zh) and an
+optional LLM extractor over LlamaIndex's ``SchemaLLMPathExtractor``.
 
 The rule extractor finds, per text unit:
 
@@ -9,7 +9,9 @@ The rule extractor finds, per text unit:
 3. capitalised noun phrases (``Superior Tribunal de Justiça``, ``Knowledge Graph``), allowing
    lower-case connectors inside (de, da, do, of, for, ...). A capitalised word that starts a
    sentence is dropped when it is a stopword ("The", "Em", "However"); a lone sentence-initial
-   word is kept only if it also appears capitalised mid-sentence.
+   word is kept only if it also appears capitalised mid-sentence;
+4. Chinese terms: noun phrases of each run of Han characters (:mod:`trilha.graph.han_terms`),
+   whatever language the unit claims. Han characters end a capitalised phrase.
 
 Salience (:func:`salience`) combines frequency and first position, normalised to 0–1.
 """
@@ -25,7 +27,9 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, Field
 
 from trilha.errors import MissingDependencyError
+from trilha.graph.han_terms import han_terms
 from trilha.graph.model import normalise_name
+from trilha.index.han import HAN_CHARS, has_han
 from trilha.types import TextUnit
 
 
@@ -62,8 +66,9 @@ tuesday wednesday thursday friday saturday sunday
 #: Lower-case words allowed inside a capitalised phrase (Tribunal de Justiça, Bank of America).
 CONNECTORS = _words("da das de del della der des di do dos du for la le of van von")
 
-_SENTENCE = re.compile(r"[^.!?;:\n]+")
-_TOKEN = re.compile(r"[^\W_][\w'’-]*")
+_SENTENCE = re.compile(r"[^.!?;:\n。！？；：]+")
+#: A run of Han characters (a phrase breaker), or a word without Han characters.
+_TOKEN = re.compile(rf"[{HAN_CHARS}]+|(?![{HAN_CHARS}])[^\W_](?:(?![{HAN_CHARS}])[\w'’-])*")
 _MAX_PHRASE = 6
 
 
@@ -158,14 +163,7 @@ class RuleEntityExtractor:
                     self._known[normalise_name(surface)] = (e.name, e.type)
         names = sorted(self._known, key=len, reverse=True)
         self._pattern = (
-            re.compile(
-                r"(?<!\w)("
-                + "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names)
-                + r")(?!\w)",
-                re.IGNORECASE,
-            )
-            if names
-            else None
+            re.compile("|".join(_bounded(n) for n in names), re.IGNORECASE) if names else None
         )
         self.max_entities = max_entities
 
@@ -183,6 +181,9 @@ class RuleEntityExtractor:
         taken = self._gazetteer(text, found)
         for m in _SENTENCE.finditer(text):
             self._sentence(m.group(), m.start(), taken, found)
+        for term in han_terms(text):
+            if not any(a < term.start + len(term.name) and term.start < b for a, b in taken):
+                found.add(term.name, term.type, term.start, 2)
         for key, hits in found.initial_only.items():
             if key in found.mid_caps or key in found.seen:
                 for display, pos in hits:
@@ -263,8 +264,16 @@ class RuleEntityExtractor:
         return out[: self.max_entities]
 
 
+def _bounded(name: str) -> str:
+    """A pattern for ``name`` as a whole word; Han characters need no word boundary."""
+    body = re.escape(name).replace(r"\ ", r"\s+")
+    left = "" if has_han(name[:1]) else r"(?<!\w)"
+    right = "" if has_han(name[-1:]) else r"(?!\w)"
+    return f"{left}{body}{right}"
+
+
 def _within(key: str, text: str) -> bool:
-    return bool(text) and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", text) is not None
+    return bool(text) and re.search(_bounded(key), text) is not None
 
 
 def _entries(gazetteer: Gazetteer | None) -> list[KnownEntity]:

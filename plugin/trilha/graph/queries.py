@@ -14,7 +14,7 @@ from typing import Any
 
 from trilha.graph import cypher
 from trilha.graph.model import EDGE_SPECS, KNOWLEDGE_RELS, NODE_SPECS, display_id, normalise_name
-from trilha.graph.ranking import DocEvidence, TopNWeights, rank
+from trilha.graph.ranking import DocEvidence, TopNWeights, rank, template_lang
 from trilha.graph.results import (
     GraphEdge,
     GraphNode,
@@ -27,6 +27,7 @@ from trilha.graph.results import (
     TopNQuery,
     TopNResult,
 )
+from trilha.graph.selection import EdgeKey, NodeKey, select
 from trilha.graph.store import GraphStore
 from trilha.graph.validation import (
     MAX_HOPS,
@@ -38,8 +39,6 @@ from trilha.graph.validation import (
 )
 from trilha.graph.validation import entity_names as check_names
 
-NodeKey = tuple[str, str]
-EdgeKey = tuple[str, NodeKey, NodeKey]
 _LABEL_ORDER = {label: i for i, label in enumerate(NODE_SPECS)}
 
 
@@ -100,9 +99,11 @@ def subgraph(
     """Nodes within ``max_hops`` of Doc ``doc_id`` and the edges among them (seed 003 §1).
 
     With entity names, only paths ending at those entities (case-insensitive) are kept. Edges
-    are those of the walked paths plus RELATED edges between two returned entities. Nodes are
-    ordered nearest first (the Doc first; ties by label, then id); ``limit`` caps nodes and
-    edges alike, and ``constraints.truncated`` says when it cut anything.
+    are those of the walked paths plus RELATED edges between two walked entities. ``limit``
+    caps nodes and edges alike; :func:`trilha.graph.selection.select` spends it on nodes
+    connected to the document (most salient first) and keeps room for RELATED edges;
+    ``constraints.truncated`` says when it cut anything. Nodes are listed nearest first (the Doc
+    first; ties by label, then id).
     """
     notes: list[str] = []
     types = rel_type_list(rel_types)
@@ -120,7 +121,7 @@ def subgraph(
     if docs and hops > 0:
         truncated = _walk(store, got, doc, (types, hops, bool(keys)), keys, cap, timeout_s)
         _add_related_among(store, got, timeout_s)
-    result = _cut(got, cap)
+    result = _cut(got, ("Doc", doc), cap)
     return SubgraphResult(
         nodes=result[0],
         edges=result[1],
@@ -140,17 +141,19 @@ def _walk(
     cap: int,
     timeout_s: float | None,
 ) -> bool:
-    """Collect the ``cap`` nearest nodes and the edges among them; True when something was cut.
+    """Collect candidate nodes and the edges among them; True when the walk was cut.
 
-    Paths are enumerated up to ``path_cap`` (20 × limit, 200–10 000); the nearest ``cap + 1``
-    distinct nodes come back (ties by label, then id), so a cut is always detected.
+    Paths are enumerated up to ``path_cap`` (20 × limit, 200–10 000); the nearest ``node_cap``
+    (4 × limit + 1) distinct nodes come back (ties by label, then id), leaving the selection
+    room to choose from.
     """
     path_cap = min(max(cap * 20, 200), 10_000)
+    node_cap = min(cap * 4, path_cap) + 1
     params: dict[str, Any] = {
         "doc_id": doc,
         "names": keys,
         "path_cap": path_cap,
-        "node_cap": cap + 1,
+        "node_cap": node_cap,
     }
     rows = store.run(cypher.subgraph_nodes(*shape), params, timeout_s=timeout_s)
     for row in rows:
@@ -158,7 +161,7 @@ def _walk(
     params["kept"] = [f"{label}:{key}" for label, key in got.nodes]
     for row in store.run(cypher.subgraph_rels(*shape), params, timeout_s=timeout_s):
         got.add_edge(row["rel"], row["dist"])
-    return len(rows) > cap or any(row["paths"] >= path_cap for row in rows)
+    return len(rows) >= node_cap or any(row["paths"] >= path_cap for row in rows)
 
 
 def _add_related_among(store: GraphStore, got: _Collected, timeout_s: float | None) -> None:
@@ -177,21 +180,23 @@ def _add_related_among(store: GraphStore, got: _Collected, timeout_s: float | No
         got.add_edge(rel, dist)
 
 
-def _cut(got: _Collected, limit: int) -> tuple[list[GraphNode], list[GraphEdge], bool]:
+def _cut(
+    got: _Collected, root: NodeKey, limit: int
+) -> tuple[list[GraphNode], list[GraphEdge], bool]:
+    shown = select(root, got.nodes, got.edges, limit, got.display)
+
     def node_order(k: NodeKey) -> tuple[int, int, str]:
         return got.nodes[k][0], _LABEL_ORDER.get(k[0], 99), got.display(k)
 
-    ordered = sorted(got.nodes, key=node_order)
-    kept = set(ordered[:limit])
     edges = sorted(
-        (k for k in got.edges if k[1] in kept and k[2] in kept),
+        shown.edges,
         key=lambda k: (got.edges[k][0], k[0], got.display(k[1]), got.display(k[2])),
     )
-    nodes = [to_node(k[0], got.nodes[k][1]) for k in ordered[:limit]]
-    out_edges = [
-        to_edge(k[0], got.display(k[1]), got.display(k[2]), got.edges[k][1]) for k in edges[:limit]
+    nodes = [to_node(k[0], got.nodes[k][1]) for k in sorted(shown.nodes, key=node_order)]
+    shown_edges = [
+        to_edge(k[0], got.display(k[1]), got.display(k[2]), got.edges[k][1]) for k in edges
     ]
-    return nodes, out_edges, len(ordered) > limit or len(edges) > limit
+    return nodes, shown_edges, shown.dropped
 
 
 def path(
@@ -274,6 +279,7 @@ def topn(
     language: str | None = None,
     limit: int = 5,
     *,
+    reasons_lang: str = "en",
     weights: TopNWeights | None = None,
     timeout_s: float | None = None,
 ) -> TopNResult:
@@ -281,8 +287,10 @@ def topn(
 
     Candidates: documents whose chunks mention a query entity or an entity RELATED to one;
     without entity names, the most recent documents (and those of ``category``). ``language``
-    filters documents and picks the reasons' language; ``category`` earns a bonus.
+    filters documents; ``category`` earns a bonus; the reasons are written in the template
+    language ``reasons_lang`` ('en', 'pt', 'zh'), whatever the documents' language.
     """
+    template = template_lang(reasons_lang)
     notes: list[str] = []
     cap_items = bounded("limit", limit, 1, MAX_LIMIT, notes)
     names, keys = check_names(entity_names)
@@ -318,7 +326,7 @@ def topn(
     if found:
         for r in store.run(cypher.categories_of(), {"ids": sorted(found)}, timeout_s=timeout_s):
             found[r["doc_id"]].categories[r["category"]] = r["name"] or r["category"]
-    items = rank(list(found.values()), normalise_name(cat) if cat else None, lang, weights)
+    items = rank(list(found.values()), normalise_name(cat) if cat else None, template, weights)
     return TopNResult(
         items=items[:cap_items],
         query=TopNQuery(entity_names=names, category=category, language=language),

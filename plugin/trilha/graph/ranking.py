@@ -10,6 +10,12 @@ For each candidate document::
               + w_cat × [category matches]
 
 Defaults: w_rel 0.6, w_rec 0.3, w_cat 0.1. Ties: newer first, then doc_id.
+
+Reasons are written in a template language (en, pt, zh: seed 003's ``包含实体 …``, ``最近更新：…``,
+``分类匹配 …``), chosen apart from the document-language filter. An item has at most
+:data:`MAX_REASONS`: the update date and the category match when there are such, and the
+strongest entity links in the remaining places (the last one says how many more there are);
+names longer than :data:`MAX_NAME` characters end in an ellipsis.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from trilha.graph.results import TopNItem
+from trilha.errors import BadRequestError
+from trilha.graph.results import TopNItem, iso_utc
 
 RELATED_FACTOR = 0.5
+MAX_REASONS = 3
+MAX_NAME = 24
 
 
 class TopNWeights(BaseModel):
@@ -50,20 +59,41 @@ REASONS: dict[str, dict[str, str]] = {
         "related": "related to {name} via {via} (weight {value:.2f})",
         "recent": "updated {date}",
         "category": "category match: {category}",
+        "more": "{reason} (+{n} more)",
     },
     "pt": {
         "direct": "menciona a entidade {name} (saliência {value:.2f})",
         "related": "relacionado a {name} via {via} (peso {value:.2f})",
         "recent": "atualizado em {date}",
         "category": "categoria corresponde: {category}",
+        "more": "{reason} (+{n} outras)",
     },
     "zh": {
         "direct": "包含实体 {name}（salience {value:.2f}）",
         "related": "通过 {via} 关联 {name}（权重 {value:.2f}）",
         "recent": "最近更新：{date}",
         "category": "分类匹配 {category}",
+        "more": "{reason}（另有 {n} 项）",
     },
 }
+TEMPLATE_LANGS = tuple(REASONS)
+
+
+def template_lang(lang: str) -> str:
+    """The template language of ``lang`` ('pt-BR' → 'pt', 'ZH' → 'zh'); a language without
+    templates is a :class:`BadRequestError`."""
+    code = lang.strip().replace("_", "-").split("-")[0].lower() if isinstance(lang, str) else ""
+    if code not in REASONS:
+        raise BadRequestError(
+            f"template language {lang!r} is not available; use one of {', '.join(REASONS)}"
+        )
+    return code
+
+
+def shorten(name: str, limit: int = MAX_NAME) -> str:
+    """``name`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(name.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def timestamp(value: str | None) -> float | None:
@@ -95,10 +125,10 @@ def recency(times: list[float | None]) -> list[float]:
 def rank(
     evidence: list[DocEvidence],
     category_key: str | None,
-    lang: str | None,
+    reasons_lang: str = "en",
     weights: TopNWeights | None = None,
 ) -> list[TopNItem]:
-    """Score and order candidates; reasons in ``lang`` ('en', 'pt', 'zh'; else English)."""
+    """Score and order candidates; reasons in the template language ``reasons_lang``."""
     w = weights or TopNWeights()
     rel = [relevance(e) for e in evidence]
     top = max(rel, default=0.0)
@@ -113,26 +143,32 @@ def rank(
                 title=ev.title,
                 updated_at=ev.updated_at,
                 score=round(score, 4),
-                reasons=reasons(ev, category_key, lang),
+                reasons=reasons(ev, category_key, reasons_lang),
             )
         )
     items.sort(key=lambda i: (-i.score, -(timestamp(i.updated_at) or 0.0), i.doc_id))
     return items
 
 
-def reasons(ev: DocEvidence, category_key: str | None, lang: str | None) -> list[str]:
-    """Readable reasons: direct mentions, related entities, update date, category match."""
-    text = REASONS.get((lang or "en").lower()[:2], REASONS["en"])
-    out = [
-        text["direct"].format(name=n, value=s)
+def reasons(ev: DocEvidence, category_key: str | None, reasons_lang: str = "en") -> list[str]:
+    """At most :data:`MAX_REASONS` readable reasons: the strongest entity links (direct mentions,
+    then related entities), the update date and the category match."""
+    text = REASONS[template_lang(reasons_lang)]
+    links = [
+        text["direct"].format(name=shorten(n), value=s)
         for n, s in sorted(ev.direct.items(), key=lambda x: (-x[1], x[0]))
     ]
-    out += [
-        text["related"].format(name=q, via=via, value=w)
+    links += [
+        text["related"].format(name=shorten(q), via=shorten(via), value=w)
         for (q, via), (w, _) in sorted(ev.related.items(), key=lambda x: (-x[1][0], x[0]))
     ]
+    tail = []
     if ev.updated_at:
-        out.append(text["recent"].format(date=ev.updated_at[:10]))
+        tail.append(text["recent"].format(date=(iso_utc(ev.updated_at) or "")[:10]))
     if category_key is not None and category_key in ev.categories:
-        out.append(text["category"].format(category=ev.categories[category_key]))
-    return out
+        tail.append(text["category"].format(category=shorten(ev.categories[category_key])))
+    room = max(1, MAX_REASONS - len(tail))
+    shown = links[:room]
+    if len(links) > room:
+        shown[-1] = text["more"].format(reason=shown[-1], n=len(links) - room)
+    return shown + tail

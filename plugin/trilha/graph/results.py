@@ -3,13 +3,36 @@
 ``model_dump()`` gives the seed's JSON. Nodes and edges leave out properties that are None, as
 the seed does (a MENTIONS edge has no ``weight``; a Doc has no ``salience``). Limits and
 adjustments are reported: ``constraints`` / ``meta`` carry ``truncated`` and ``notes``.
+``updated_at`` is shown as the seed shows it, an ISO timestamp in UTC (``2024-05-20T12:00:00Z``),
+whatever form the document gave (:func:`iso_utc`).
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
+
+
+def iso_utc(value: str | None) -> str | None:
+    """``'2024-05-20'`` → ``'2024-05-20T00:00:00Z'``; an offset is converted to UTC, a naive
+    time is taken as UTC; a value that is not an ISO date or datetime is returned unchanged."""
+    if not value:
+        return value
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return value
+    utc = parsed.astimezone(UTC) if parsed.tzinfo else parsed
+    return utc.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class _Sparse(BaseModel):
@@ -32,7 +55,9 @@ class GraphNode(_Sparse):
     name: str | None = Field(None, description="Display name of named nodes.")
     type: str | None = Field(None, description="Entity type.")
     salience: float | None = Field(None, description="Entity salience, 0–1.")
-    updated_at: str | None = Field(None, description="Doc last update, ISO.")
+    updated_at: str | None = Field(None, description="Doc last update, ISO timestamp (UTC).")
+
+    _iso = field_validator("updated_at")(iso_utc)
 
 
 class GraphEdge(_Sparse):
@@ -96,9 +121,13 @@ class TopNItem(BaseModel):
 
     doc_id: str = Field(description="Document id.")
     title: str | None = Field(description="Document title.")
-    updated_at: str | None = Field(description="Last update, ISO.")
+    updated_at: str | None = Field(description="Last update, ISO timestamp (UTC).")
     score: float = Field(description="Combined score in [0, 1], 4 decimals.")
-    reasons: list[str] = Field(description="Readable reasons, in the query language.")
+    reasons: list[str] = Field(
+        description="Readable reasons (at most 3), in the template language."
+    )
+
+    _iso = field_validator("updated_at")(iso_utc)
 
 
 class TopNQuery(BaseModel):

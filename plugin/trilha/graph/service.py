@@ -168,18 +168,23 @@ class GraphService:
         category: str | None = None,
         language: str | None = None,
         limit: int = 5,
+        *,
+        reasons_lang: str = "en",
     ) -> TopNResult:
-        """:func:`trilha.graph.queries.topn`, cached and logged."""
+        """:func:`trilha.graph.queries.topn` (reasons in ``reasons_lang``), cached and logged."""
         args = {
             "entity_names": entity_names,
             "category": category,
             "language": language,
             "limit": limit,
+            "reasons_lang": reasons_lang,
         }
         return self._call(
             "topn",
             args,
-            lambda: queries.topn(self.store, entity_names, category, language, limit),
+            lambda: queries.topn(
+                self.store, entity_names, category, language, limit, reasons_lang=reasons_lang
+            ),
             lambda r: len(r.items),
         )
 
@@ -262,10 +267,11 @@ class GraphService:
         lang: str = "en",
     ) -> str:
         """context.md (seed 003 §5) from a doc's subgraph, the path between the first two
-        entities and the top-N documents."""
+        entities and the top-N documents; headings and reasons in the template language
+        ``lang`` ('en', 'pt', 'zh'), whatever the document-language filter ``language``."""
         sub = self.subgraph(doc_id, list(entity_names) or None) if doc_id else None
         between = self.path(entity_names[0], entity_names[1]) if len(entity_names) >= 2 else None
-        top = self.topn(list(entity_names) or None, category, language, limit)
+        top = self.topn(list(entity_names) or None, category, language, limit, reasons_lang=lang)
         data = build_context(sub, between, top.items, entity_names=entity_names, limit=limit)
         return render_context_md(data, lang)
 

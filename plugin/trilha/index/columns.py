@@ -23,8 +23,18 @@ def _values(raw: Any) -> tuple[Any, ...]:
     if raw is None:
         return ()
     if isinstance(raw, list | tuple | set):
-        return tuple(raw)
-    return (raw,)
+        return tuple(_comparable(v) for v in raw)
+    return (_comparable(raw),)
+
+
+def _comparable(value: Any) -> Any:
+    """The lookup key of a value, matching as Qdrant does: a number equals the same number
+    whatever its type (``1 == 1.0``), never a string, and a stored bool equals no filter value."""
+    if isinstance(value, bool):
+        return (bool, value)
+    if isinstance(value, int | float):
+        return float(value)
+    return value
 
 
 class MetaColumns:
@@ -37,6 +47,14 @@ class MetaColumns:
         self._numeric: dict[str, npt.NDArray[np.float64]] = {}
         self._cache: OrderedDict[str, BoolArray] = OrderedDict()
         self._cache_size = cache_size
+        self._keys: frozenset[str] | None = None
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every metadata key some row has (computed once)."""
+        if self._keys is None:
+            self._keys = frozenset().union(*self._payloads)
+        return self._keys
 
     def _rows_of(self, key: str) -> dict[Any, npt.NDArray[np.int64]]:
         if key not in self._inverted:
@@ -61,7 +79,7 @@ class MetaColumns:
         out = np.zeros(self.n, dtype=bool)
         inverted = self._rows_of(key)
         for v in values:
-            rows = inverted.get(v)
+            rows = inverted.get(_comparable(v))
             if rows is not None:
                 out[rows] = True
         return out

@@ -62,6 +62,14 @@ class DenseIndex(Protocol):
         """Remove every point of a document."""
         ...
 
+    def delete_units(self, unit_ids: Sequence[str]) -> None:
+        """Remove the points of these units (ids without a point are ignored)."""
+        ...
+
+    def unit_ids(self) -> set[str]:
+        """The ``unit_id`` of every point (for repair: compared with the unit store's ids)."""
+        ...
+
     def search(
         self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
     ) -> list[tuple[str, float]]:
@@ -85,7 +93,9 @@ def compile_filter(expr: FilterExpr, m: Any) -> Any:
     """Compile a :class:`FilterExpr` with a Qdrant models namespace ``m``.
 
     ``m`` provides ``Filter``, ``FieldCondition``, ``MatchValue``, ``MatchAny`` and ``Range``
-    (qdrant-client's ``models`` and qdrant-edge share these shapes).
+    (qdrant-client's ``models`` and qdrant-edge share these shapes). Keys are expected to have
+    passed :func:`~trilha.index.filters.check_keys`. Numbers are matched by value through
+    ranges, so ``1`` and ``1.0`` are the same number (as in the BM25 columns) and never a string.
     """
     parts = [
         _condition(p, m) if isinstance(p, Condition) else compile_filter(p, m) for p in expr.parts
@@ -98,14 +108,14 @@ def _condition(c: Condition, m: Any) -> Any:
     if c.op in ("gt", "gte", "lt", "lte"):
         return m.FieldCondition(key=c.key, range=m.Range(**{c.op: c.value}))
     values = c.value if isinstance(c.value, list) else [c.value]
-    if any(isinstance(v, float) for v in values):
-        if len(values) != 1:
-            raise ConfigurationError(f"'in' over floats is not supported on {c.key}")
-        match = m.FieldCondition(key=c.key, range=m.Range(gte=values[0], lte=values[0]))
-    elif len(values) == 1:
-        match = m.FieldCondition(key=c.key, match=m.MatchValue(value=values[0]))
-    else:
-        match = m.FieldCondition(key=c.key, match=m.MatchAny(any=values))
+    strings = [v for v in values if isinstance(v, str)]
+    numbers = [v for v in values if not isinstance(v, str)]
+    tests = [m.FieldCondition(key=c.key, range=m.Range(gte=v, lte=v)) for v in numbers]
+    if len(strings) == 1:
+        tests.append(m.FieldCondition(key=c.key, match=m.MatchValue(value=strings[0])))
+    elif strings:
+        tests.append(m.FieldCondition(key=c.key, match=m.MatchAny(any=strings)))
+    match = tests[0] if len(tests) == 1 else m.Filter(should=tests)
     return m.Filter(must_not=[match]) if c.op in ("ne", "nin") else match
 
 

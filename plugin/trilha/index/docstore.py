@@ -1,8 +1,13 @@
 """The unit store: SQLite in the workspace, the source of truth the other indices derive from.
 
-It records each document's content hash (so unchanged re-ingests are skipped), every unit with
-its metadata and lexical tokens, and a generation counter bumped on every change, which the
-lexical index compares with its own to know whether it is current.
+It records each document's content hash (so unchanged re-ingests are skipped) and origin (the
+file it came from, so two files cannot claim one ``doc_id``), every unit with its metadata and
+lexical tokens, and a generation counter bumped on every change, which the lexical index compares
+with its own to know whether it is current.
+
+The ``pending`` table is the ingest's intent log: a document is marked before the derived indices
+(dense, graph) are touched and cleared once they all agree with this store, so a workspace that
+finds marks when it opens knows exactly which documents a crash may have left half-written.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ CREATE TABLE IF NOT EXISTS units (
     body TEXT NOT NULL, tokens TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS units_doc ON units(doc_id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending (doc_id TEXT PRIMARY KEY);
 """
 
 
@@ -37,6 +43,9 @@ class DocStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
+        if "origin" not in columns:  # workspaces made before origins were recorded
+            self._db.execute("ALTER TABLE docs ADD COLUMN origin TEXT")
 
     def close(self) -> None:
         """Close the database."""
@@ -74,6 +83,12 @@ class DocStore:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT doc_id FROM docs ORDER BY doc_id")]
 
+    def doc_origin(self, doc_id: str) -> str | None:
+        """The file a document was loaded from (None when unknown or not recorded)."""
+        with self._lock:
+            row = self._db.execute("SELECT origin FROM docs WHERE doc_id=?", (doc_id,)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
     def unit_ids_of(self, doc_id: str) -> list[str]:
         """Unit ids of one document."""
         with self._lock:
@@ -89,6 +104,7 @@ class DocStore:
         source_ref: str | None,
         units: Sequence[TextUnit],
         tokens: Sequence[list[str]],
+        origin: str | None = None,
     ) -> None:
         """Atomically replace a document's units (insert when new)."""
         with self._lock:
@@ -103,9 +119,9 @@ class DocStore:
                     ],
                 )
                 self._db.execute(
-                    "INSERT OR REPLACE INTO docs(doc_id, content_hash, n_units, source_ref) "
-                    "VALUES (?, ?, ?, ?)",
-                    (doc_id, content_hash, len(units), source_ref),
+                    "INSERT OR REPLACE INTO docs(doc_id, content_hash, n_units, source_ref, "
+                    "origin) VALUES (?, ?, ?, ?, ?)",
+                    (doc_id, content_hash, len(units), source_ref, origin),
                 )
                 self._bump()
                 self._db.execute("COMMIT")
@@ -128,6 +144,24 @@ class DocStore:
                 raise
         return int(n)
 
+    # -- intent log -----------------------------------------------------------------------
+    def mark_pending(self, doc_ids: Sequence[str]) -> None:
+        """Record that these documents' derived indices are about to change."""
+        with self._lock:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pending VALUES (?)", [(d,) for d in doc_ids]
+            )
+
+    def clear_pending(self, doc_ids: Sequence[str]) -> None:
+        """The derived indices of these documents agree with the store again."""
+        with self._lock:
+            self._db.executemany("DELETE FROM pending WHERE doc_id=?", [(d,) for d in doc_ids])
+
+    def pending_docs(self) -> list[str]:
+        """Documents whose last write may have been interrupted."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT doc_id FROM pending ORDER BY doc_id")]
+
     def _bump(self) -> None:
         self._db.execute(
             "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET "
@@ -139,6 +173,22 @@ class DocStore:
         """Number of units."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+
+    def unit_ids(self) -> set[str]:
+        """Every unit id."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT unit_id FROM units")}
+
+    def units_of(self, doc_ids: Sequence[str]) -> list[TextUnit]:
+        """The units of these documents, in document order."""
+        out: list[TextUnit] = []
+        with self._lock:
+            for doc_id in doc_ids:
+                rows = self._db.execute(
+                    "SELECT body FROM units WHERE doc_id=? ORDER BY row", (doc_id,)
+                )
+                out.extend(TextUnit.model_validate_json(body) for (body,) in rows)
+        return out
 
     def iter_rows(self) -> Iterable[tuple[str, str, str]]:
         """(unit_id, unit json, tokens) of every unit in insertion order."""

@@ -1,39 +1,89 @@
 """One filter model, translated to each index's native form.
 
 :class:`FilterExpr` is a small boolean tree of conditions on unit metadata. It is built from
-trilha's :class:`~trilha.types.SearchFilters` or from LlamaIndex ``MetadataFilters`` and compiled
-to a Qdrant ``Filter`` (dense side) and to a boolean row mask (lexical side), so both indices
-apply the very same predicate inside their search.
+trilha's :class:`~trilha.types.SearchFilters` (or a dict of its fields) or from LlamaIndex
+``MetadataFilters`` and compiled to a Qdrant ``Filter`` (dense side) and to a boolean row mask
+(lexical side), so both indices apply the very same predicate inside their search.
 
 Semantics, identical on both sides: on a list field (``tags``) ``eq`` means "contains" and
 ``in`` means "contains any"; ``ne``/``nin`` also match units that lack the field; ranges compare
 numbers (dates are compared as ``YYYYMMDD`` integers in ``date_num``).
+
+Rules that hold whichever way a filter is written:
+
+* **Keys.** A key must be a field units have: one of :data:`FIXED_KEYS` (the fields of
+  :meth:`~trilha.types.TextUnit.payload`, ``date_num`` and the domain fields ``SearchFilters``
+  names) or a metadata field present in the corpus. It must be a plain name (letters, digits,
+  ``_``, ``-``): Qdrant reads ``.`` and ``[]`` as a path into nested payloads, where BM25 would
+  look for a flat column. :func:`check_keys` refuses any other key; the searcher calls it once
+  for both sides.
+* **Case.** Values of :data:`CASE_INSENSITIVE_KEYS` (``ministro``) are stored upper-cased
+  (ingest does it) and :func:`fold_case` upper-cases them in every :class:`Condition`, so
+  ``fux``, ``Fux`` and ``FUX`` match the same units. Every other key compares exactly.
+* **Types.** Numbers match by value (``1`` equals ``1.0``) and never a string (``"1"``);
+  true/false is not a filter value (Qdrant backends disagree on whether ``True`` is ``1``).
+* **Lists.** ``in``/``nin`` (and ``any``/``all``, ``SearchFilters`` lists) need at least one
+  value: an empty list is refused, never read as "nothing" or "everything".
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 
 from trilha.errors import BadRequestError
-from trilha.types import SearchFilters, date_to_int
+from trilha.types import SearchFilters, TextUnit, date_to_int
 
 Op = Literal["eq", "ne", "in", "nin", "gt", "gte", "lt", "lte"]
 KEYWORD_OPS = ("eq", "ne", "in", "nin")
 RANGE_OPS = ("gt", "gte", "lt", "lte")
 #: Metadata keys whose values are dates; they are compared through ``date_num``.
 DATE_KEYS = frozenset({"date", "created_at", "date_num", "updated_at"})
+#: Keys whose string values are compared case-insensitively (both stored and asked upper-cased).
+CASE_INSENSITIVE_KEYS = frozenset({"ministro"})
+#: Keys filterable in every workspace: the unit payload and the fields SearchFilters names.
+FIXED_KEYS = (frozenset(TextUnit.model_fields) - {"text", "extra"}) | {
+    "date_num",
+    "ministro",
+    "tipo_recurso",
+    "resultado",
+}
 
-Value = str | int | float | bool
+Value = str | int | float
+EMPTY_LIST = "an empty list matches nothing; give at least one value or drop the condition"
+
+
+def fold_case(key: str, value: Any) -> Any:
+    """``value`` as stored and compared under ``key``: strings (also inside lists) upper-cased
+    for :data:`CASE_INSENSITIVE_KEYS`, anything else unchanged."""
+    if key not in CASE_INSENSITIVE_KEYS:
+        return value
+    if isinstance(value, str):
+        return value.upper()
+    if isinstance(value, list):
+        return [v.upper() if isinstance(v, str) else v for v in value]
+    return value
 
 
 class Condition(BaseModel):
-    """``key op value``: one test on a unit's metadata."""
+    """``key op value``: one test on a unit's metadata (values follow :func:`fold_case`)."""
 
     key: str = Field(description="Metadata field name.")
     op: Op = Field(description="Comparison operator.")
-    value: Value | list[Value] = Field(description="Operand; a list for 'in' and 'nin'.")
+    value: Value | list[Value] = Field(description="Operand; a non-empty list for 'in', 'nin'.")
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _folded_and_non_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, list) and not value:
+            raise ValueError(EMPTY_LIST)
+        if any(isinstance(v, bool) for v in (value if isinstance(value, list) else [value])):
+            # bool is an int to pydantic and to qdrant-edge, a bool to BM25 and local Qdrant
+            raise ValueError("filter values are strings or numbers, not true/false")
+        return fold_case(info.data.get("key", ""), value)
 
 
 class FilterExpr(BaseModel):
@@ -51,13 +101,53 @@ class FilterExpr(BaseModel):
         """A stable string identifying the predicate."""
         return self.model_dump_json()
 
+    def conditions(self) -> Iterator[Condition]:
+        """Every condition of the tree, depth first."""
+        for part in self.parts:
+            if isinstance(part, Condition):
+                yield part
+            else:
+                yield from part.conditions()
+
+
+def _plain(key: str) -> bool:
+    """True when Qdrant reads ``key`` as one field name (its key grammar), not as a path."""
+    return bool(key) and all(c.isalnum() or c in "_-" for c in key)
+
+
+def check_keys(expr: FilterExpr, corpus_keys: Collection[str]) -> None:
+    """Refuse a key that is not a plain name of a field units have (module docstring).
+
+    ``corpus_keys`` are the metadata fields present in the corpus; :data:`FIXED_KEYS` are
+    always known. Raises :class:`BadRequestError` naming the key and listing a few known ones.
+    """
+    known = FIXED_KEYS | set(corpus_keys)
+    for cond in expr.conditions():
+        if not _plain(cond.key) and cond.key in known:
+            raise BadRequestError(
+                f"filter key {cond.key!r} cannot be filtered on: only names of letters, digits, "
+                "'_' and '-' are (Qdrant reads '.' and '[]' as paths); rename the metadata field"
+            )
+        if cond.key not in known:
+            raise BadRequestError(f"unknown filter key {cond.key!r}; {_suggest(cond.key, known)}")
+
+
+def _suggest(key: str, known: Collection[str], shown: int = 8) -> str:
+    """Close matches first, then the corpus's own fields, then the fixed ones."""
+    usable = [k for k in known if _plain(k)]
+    close = difflib.get_close_matches(key.strip("[]. ").lower(), usable, n=2, cutoff=0.6)
+    ordered = [*close, *sorted(set(usable) - FIXED_KEYS), *sorted(FIXED_KEYS & set(usable))]
+    listed = list(dict.fromkeys(ordered))[:shown]
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    return f"{hint}filterable keys: {', '.join(listed)}, ... ({len(usable)} in all)"
+
 
 def _one_or_any(key: str, value: str | list[str] | None) -> Condition | None:
     if value is None:
         return None
     if isinstance(value, list):
-        return Condition(key=key, op="in", value=list(value))
-    return Condition(key=key, op="eq", value=value)
+        return normalise_condition(key, "in", value)
+    return normalise_condition(key, "eq", value)
 
 
 def from_search_filters(filters: SearchFilters | None) -> FilterExpr:
@@ -69,7 +159,7 @@ def from_search_filters(filters: SearchFilters | None) -> FilterExpr:
         _one_or_any("setor", filters.setor),
         _one_or_any("tema", filters.tema),
         _one_or_any("lang", filters.lang),
-        _one_or_any("ministro", filters.ministro.upper() if filters.ministro else None),
+        _one_or_any("ministro", filters.ministro),
         _one_or_any("tipo_recurso", filters.tipos_recurso),
         _one_or_any("resultado", filters.resultado),
         _one_or_any("doc_id", filters.doc_ids),
@@ -85,10 +175,12 @@ def from_search_filters(filters: SearchFilters | None) -> FilterExpr:
 
 
 def normalise_condition(key: str, op: Op, value: Any) -> Condition:
-    """Validate one condition, mapping date keys onto ``date_num``."""
+    """Validate one condition, mapping date keys onto ``date_num``; BadRequestError if bad."""
+    if value is None:
+        raise BadRequestError(f"filter {key} {op} needs a value, got None")
     if op in ("in", "nin"):
-        if not isinstance(value, list | tuple) or not value:
-            raise BadRequestError(f"filter {key} {op} needs a non-empty list, got {value!r}")
+        if not isinstance(value, list | tuple):
+            raise BadRequestError(f"filter {key} {op} needs a list of values, got {value!r}")
         value = list(value)
     elif isinstance(value, list | tuple):
         raise BadRequestError(f"filter {key} {op} needs a single value, got a list")
@@ -106,7 +198,26 @@ def normalise_condition(key: str, op: Op, value: Any) -> Condition:
         key = "date_num"
     if op in RANGE_OPS and not isinstance(value, int | float):
         raise BadRequestError(f"filter {key} {op} needs a number or a date, got {value!r}")
-    return Condition(key=key, op=op, value=value)
+    try:
+        return Condition(key=key, op=op, value=value)
+    except ValidationError as e:
+        raise BadRequestError(f"filter {key} {op}: {_problem(e.errors()[0])}") from e
+
+
+def _problem(err: Any) -> str:
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def _one_line(error: ValidationError, unknown_hint: str = "") -> str:
+    """A pydantic error as one line: ``field: problem; field: problem``."""
+    seen: dict[str, str] = {}
+    for err in error.errors():
+        field = str(err["loc"][0]) if err["loc"] else "filters"
+        if err["type"] == "extra_forbidden":
+            seen.setdefault(field, f"unknown filter field {field!r}{unknown_hint}")
+        else:
+            seen.setdefault(field, f"{field}: {_problem(err)}")
+    return "; ".join(seen.values())
 
 
 def from_metadata_filters(filters: Any) -> FilterExpr:
@@ -142,6 +253,8 @@ def from_metadata_filters(filters: Any) -> FilterExpr:
             raise BadRequestError(f"unsupported filter object: {type(node).__name__}")
         if node.operator == FilterOperator.ALL:
             values = node.value if isinstance(node.value, list) else [node.value]
+            if not values:
+                raise BadRequestError(f"filter {node.key} all: {EMPTY_LIST}")
             return FilterExpr(parts=[normalise_condition(node.key, "eq", v) for v in values])
         if node.operator not in ops:
             raise BadRequestError(
@@ -173,8 +286,9 @@ def coerce_filters(filters: Any) -> FilterExpr | None:
     if isinstance(filters, dict):
         try:
             return from_search_filters(SearchFilters.model_validate(filters))
-        except ValueError as e:
-            raise BadRequestError(f"invalid filters: {e}") from e
+        except ValidationError as e:
+            fields = ", ".join(SearchFilters.model_fields)
+            raise BadRequestError(f"invalid filters: {_one_line(e, f'; use {fields}')}") from e
     if type(filters).__name__ == "MetadataFilters":
         return from_metadata_filters(filters)
     raise BadRequestError(

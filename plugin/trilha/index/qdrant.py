@@ -126,6 +126,29 @@ class QdrantIndex:
         )
         self._client.delete(self.collection, points_selector=selector, wait=True)
 
+    def delete_units(self, unit_ids: Sequence[str], batch_size: int = 1024) -> None:
+        """Remove the points of these units."""
+        for start in range(0, len(unit_ids), batch_size):
+            ids = [point_id(u) for u in unit_ids[start : start + batch_size]]
+            selector = models.PointIdsList(points=list(ids))
+            self._client.delete(self.collection, points_selector=selector, wait=True)
+
+    def unit_ids(self) -> set[str]:
+        """The ``unit_id`` of every point."""
+        out: set[str] = set()
+        offset: Any = None
+        while True:
+            records, offset = self._client.scroll(
+                self.collection,
+                limit=4096,
+                offset=offset,
+                with_payload=["unit_id"],
+                with_vectors=False,
+            )
+            out.update(str(_payload(r).get("unit_id")) for r in records)
+            if offset is None:
+                return out
+
     def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by unit id (ids without a point are left out)."""
         out: dict[str, npt.NDArray[np.float32]] = {}

@@ -119,6 +119,28 @@ class QdrantEdgeIndex:
         shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
         shard.flush()
 
+    def delete_units(self, unit_ids: Sequence[str], batch_size: int = 1024) -> None:
+        """Remove the points of these units, then flush."""
+        qe, shard = self._qe, self._live()
+        for start in range(0, len(unit_ids), batch_size):
+            ids = [point_id(u) for u in unit_ids[start : start + batch_size]]
+            shard.update(qe.UpdateOperation.delete_points(ids))
+        shard.flush()
+
+    def unit_ids(self) -> set[str]:
+        """The ``unit_id`` of every point."""
+        qe, shard = self._qe, self._live()
+        out: set[str] = set()
+        offset = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset, limit=4096, with_payload=["unit_id"], with_vector=False
+            )
+            records, offset = shard.scroll(request)
+            out.update(str((r.payload or {}).get("unit_id")) for r in records)
+            if offset is None:
+                return out
+
     def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by unit id (ids without a point are left out)."""
         out: dict[str, npt.NDArray[np.float32]] = {}

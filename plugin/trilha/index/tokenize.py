@@ -3,6 +3,10 @@
 Tokens follow bm25s' defaults (``(?u)\\b\\w\\w+\\b``, lower-cased, stopwords removed, Snowball
 stemmed), with the stopword list and stemmer of each unit's language. Accents are folded after
 stemming so that 'decisão' and 'decisao' meet.
+
+Runs of Han characters are cut out first and segmented into words (:mod:`trilha.index.han`)
+whatever the language, on the index and the query side alike, so ``图数据库`` meets a document
+that contains it even when that document was ingested as 'en'.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from typing import Any
 
 import Stemmer
 from bm25s import stopwords as bm25s_stopwords
+
+from trilha.index.han import HAN_RUN, has_han, search_words
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -62,11 +68,15 @@ def _stopset(lang: str) -> frozenset[str]:
 
 
 def tokenize(text: str, lang: str | None = "en") -> list[str]:
-    """Tokens of ``text`` in ``lang``: lower-cased, stopwords out, stemmed, accents folded."""
+    """Tokens of ``text`` in ``lang``: lower-cased, stopwords out, stemmed, accents folded;
+    then the words of its Han runs (any ``lang``)."""
     code = base_lang(lang)
     stop = _stopset(code)
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in stop]
-    return [_fold(s) for s in _stemmer(code).stemWords(words)]
+    han = has_han(text)
+    rest = HAN_RUN.sub(" ", text) if han else text
+    words = [w for w in _TOKEN.findall(rest.lower()) if w not in stop]
+    tokens = [_fold(s) for s in _stemmer(code).stemWords(words)]
+    return tokens + search_words(text) if han else tokens
 
 
 def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:

@@ -2,7 +2,8 @@
 
 Markdown headings open sections (numbered ``1``, ``1.2``... unless the heading starts with its own
 number); ``<!-- page: N -->`` lines and form feeds move to a new page; paragraphs are packed into
-units of at most ``max_words`` words (a longer paragraph is split on sentence ends). Units never
+units of at most ``max_words`` words and ``7 × max_words`` characters (a longer paragraph is split
+on sentence ends, then between words, then inside a word). Units never
 straddle a heading or a page break, so their citation is exact.
 """
 
@@ -13,16 +14,22 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
-from trilha.errors import BadRequestError
+from pydantic import ValidationError
+
+from trilha.errors import BadRequestError, one_line
 from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
 from trilha.types import TextUnit
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _PAGE = re.compile(r"^\s*<!--\s*page:?\s*(\d+)\s*-->\s*$", re.IGNORECASE)
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+#: A unit holds at most ``max_words`` words and ``max_words * CHARS_PER_WORD`` characters, so
+#: text without spaces (CJK, a dump of base64) is still cut into bounded units.
+CHARS_PER_WORD = 7
 
 
 @dataclass
@@ -84,42 +91,55 @@ def _blocks(text: str, markdown: bool) -> Iterator[_Block]:
     yield from flush()
 
 
-def _split_long(text: str, max_words: int) -> list[str]:
-    words = text.split()
-    if len(words) <= max_words:
+def _chars(words: list[str]) -> int:
+    return sum(map(len, words)) + max(len(words) - 1, 0)
+
+
+def _words(sentence: str, max_chars: int) -> list[str]:
+    """Whitespace words, a word longer than ``max_chars`` (text without spaces) cut in slices."""
+    out: list[str] = []
+    for w in sentence.split():
+        out.extend(w[i : i + max_chars] for i in range(0, len(w), max_chars))
+    return out
+
+
+def _split_long(text: str, max_words: int, max_chars: int) -> list[str]:
+    """Pieces of at most ``max_words`` words and ``max_chars`` characters, cut at sentence ends
+    where possible, else between words, else (a text without spaces) inside a word."""
+    if len(text) <= max_chars and len(text.split()) <= max_words:
         return [text]
     pieces: list[str] = []
     current: list[str] = []
+
+    def fits(words: list[str]) -> bool:
+        return len(words) <= max_words and _chars(words) <= max_chars
+
     for sentence in _SENTENCE_END.split(text):
-        sw = sentence.split()
-        while len(sw) > max_words:  # a sentence longer than a unit: hard split
-            if current:
-                pieces.append(" ".join(current))
-                current = []
-            pieces.append(" ".join(sw[:max_words]))
-            sw = sw[max_words:]
-        if current and len(current) + len(sw) > max_words:
+        sw = _words(sentence, max_chars)
+        if current and not fits(current + sw):
             pieces.append(" ".join(current))
             current = []
-        current.extend(sw)
+        for word in sw:  # a sentence longer than a unit: packed word by word
+            if current and not fits([*current, word]):
+                pieces.append(" ".join(current))
+                current = []
+            current.append(word)
     if current:
         pieces.append(" ".join(current))
     return pieces
 
 
 def _packed(blocks: Iterator[_Block], max_words: int) -> Iterator[_Block]:
+    max_chars = max_words * CHARS_PER_WORD
     pending: _Block | None = None
     for block in blocks:
-        for piece in _split_long(block.text, max_words):
+        for piece in _split_long(block.text, max_words, max_chars):
             b = _Block(piece, block.page, block.section, block.heading)
-            same_place = pending is not None and (pending.page, pending.section) == (
-                b.page,
-                b.section,
-            )
             if (
                 pending is not None
-                and same_place
+                and (pending.page, pending.section) == (b.page, b.section)
                 and len(pending.text.split()) + len(piece.split()) <= max_words
+                and len(pending.text) + 1 + len(piece) <= max_chars
             ):
                 pending = _Block(
                     pending.text + "\n" + piece, pending.page, pending.section, pending.heading
@@ -149,7 +169,9 @@ def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
         extra["ministro"] = extra["ministro"].upper()
     for key, value in list(extra.items()):
         if isinstance(value, dict):
-            extra[key] = json.dumps(value, sort_keys=True)
+            extra[key] = json.dumps(value, sort_keys=True, default=str)
+        elif isinstance(value, date | datetime):
+            extra[key] = value.isoformat()
         elif isinstance(value, list):
             extra[key] = [str(v) for v in value]
     return known, extra
@@ -161,6 +183,10 @@ def chunk_document(doc: SourceDocument, max_words: int = 180) -> list[TextUnit]:
         raise BadRequestError("max_words must be at least 20")
     known, extra = _unit_fields(doc)
     base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
+    try:  # the metadata is checked once, even for a document with no text
+        TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)
+    except ValidationError as e:
+        raise BadRequestError(one_line(e)) from e
     if doc.whole:
         body = doc.text.strip()
         blocks: list[_Block] = (
@@ -168,21 +194,18 @@ def chunk_document(doc: SourceDocument, max_words: int = 180) -> list[TextUnit]:
         )
     else:
         blocks = list(_packed(_blocks(doc.text, doc.source_type == "markdown"), max_words))
-    try:
-        return [
-            TextUnit(
-                unit_id=f"{doc.doc_id}#{i}",
-                ordinal=i,
-                text=b.text,
-                page=b.page,
-                section=b.section,
-                heading=b.heading,
-                **base,
-            )
-            for i, b in enumerate(blocks)
-        ]
-    except ValueError as e:
-        raise BadRequestError(f"document {doc.doc_id!r} has invalid metadata: {e}") from e
+    return [
+        TextUnit(
+            unit_id=f"{doc.doc_id}#{i}",
+            ordinal=i,
+            text=b.text,
+            page=b.page,
+            section=b.section,
+            heading=b.heading,
+            **base,
+        )
+        for i, b in enumerate(blocks)
+    ]
 
 
 def index_text(unit: TextUnit) -> str:

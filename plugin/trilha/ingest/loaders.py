@@ -4,12 +4,18 @@ JSONL rows are either BEIR corpus rows (``_id``, ``title``, ``text``) or trilha 
 (``doc_id``, ``text`` and any F1 metadata field; unknown fields go to ``extra``).
 Markdown and text files may start with a ``---`` YAML front matter block holding the same
 metadata fields. Pages are marked with ``<!-- page: N -->`` lines or form feeds.
+
+Loading never stops at a bad file: :func:`load_path` yields a :class:`Refusal` (the file, or
+``file:line`` for JSONL, and one line saying what is wrong and what to do) in place of each
+document it cannot read, and goes on with the rest.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,19 @@ UNIT_FIELDS = (
     "source_ref",
 )
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".jsonl": "jsonl"}
+#: Bytes read from the start of a file to decide whether it is text.
+_SNIFF = 8192
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """YAML's safe loader, but dates stay text: trilha validates them itself, with a message
+    that names the field (YAML would raise a bare ``month must be in 1..12``)."""
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 class SourceDocument(BaseModel):
@@ -44,6 +63,33 @@ class SourceDocument(BaseModel):
     source_type: str = Field("text", description="'markdown', 'text', 'jsonl' or 'beir'.")
     meta: dict[str, Any] = Field(default_factory=dict, description="F1 metadata and extras.")
     whole: bool = Field(False, description="Index as one unit, without chunking (BEIR).")
+    origin: str | None = Field(
+        None,
+        description="The absolute path of the file it was loaded from; two files may not share "
+        "a doc_id. None for documents built in code.",
+    )
+    line: int | None = Field(None, description="Line of the file (JSONL rows).")
+
+    @property
+    def where(self) -> str:
+        """How refusals name this document: ``file``, ``file:line`` or ``doc_id``."""
+        if self.origin is None:
+            return f"document {self.doc_id!r}"
+        return self.origin if self.line is None else f"{self.origin}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A document (or file) that was not ingested, and why."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.reason}"
+
+
+Loaded = SourceDocument | Refusal
 
 
 def split_front_matter(raw: str, origin: str) -> tuple[dict[str, Any], str]:
@@ -54,44 +100,96 @@ def split_front_matter(raw: str, origin: str) -> tuple[dict[str, Any], str]:
     if end < 0:
         return {}, raw
     try:
-        meta = yaml.safe_load(raw[3:end]) or {}
+        meta = yaml.load(raw[3:end], Loader=_FrontMatterLoader) or {}  # a SafeLoader
     except yaml.YAMLError as e:
-        raise BadRequestError(f"{origin}: front matter is not valid YAML: {e}") from e
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or "syntax error"
+        raise BadRequestError(
+            f"{origin}: front matter is not valid YAML ({problem}{where}); fix the block "
+            "between the '---' lines"
+        ) from e
     if not isinstance(meta, dict):
-        raise BadRequestError(f"{origin}: front matter must be a mapping of fields")
+        raise BadRequestError(f"{origin}: front matter must be a mapping of fields (key: value)")
     body = raw[end + 4 :]
     return meta, body.lstrip("\n")
 
 
+def read_text(path: Path) -> str:
+    """A file's text; :class:`BadRequestError` for binary or non-UTF-8 files."""
+    with path.open("rb") as fh:
+        head = fh.read(_SNIFF)
+        if b"\x00" in head:
+            raise BadRequestError(f"{path}: binary file (NUL bytes); only UTF-8 text is ingested")
+        data = head + fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise BadRequestError(
+            f"{path}: not UTF-8 (byte {data[e.start]:#04x} on line {line}); convert it, "
+            "e.g. iconv -f latin1 -t utf-8"
+        ) from e
+
+
+def _doc_id(raw: Any, origin: str) -> str:
+    doc_id = str(raw).strip() if raw is not None else ""
+    if not doc_id:
+        raise BadRequestError(f"{origin}: doc_id is empty; give the document an id or drop it")
+    if any(ord(c) < 32 or ord(c) == 127 for c in doc_id):
+        raise BadRequestError(f"{origin}: doc_id {doc_id!r} has control characters; remove them")
+    return doc_id
+
+
 def _file_document(path: Path, root: Path, source_type: str) -> SourceDocument:
-    meta, body = split_front_matter(path.read_text(encoding="utf-8"), str(path))
+    origin = str(path)
+    meta, body = split_front_matter(read_text(path), origin)
     rel = path.relative_to(root) if path != root else Path(path.name)
-    doc_id = str(meta.pop("doc_id", rel.with_suffix("").as_posix()))
-    meta.setdefault("source_ref", str(path))
-    return SourceDocument(doc_id=doc_id, text=body, source_type=source_type, meta=meta)
+    raw_id = meta.pop("doc_id") if "doc_id" in meta else rel.with_suffix("").as_posix()
+    meta.setdefault("source_ref", origin)
+    return SourceDocument(
+        doc_id=_doc_id(raw_id, origin),
+        text=body,
+        source_type=source_type,
+        meta=meta,
+        origin=origin,
+    )
 
 
-def _jsonl_documents(path: Path) -> Iterator[SourceDocument]:
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise BadRequestError(f"{path}:{line_no}: not valid JSON: {e.msg}") from e
-            if not isinstance(row, dict):
-                raise BadRequestError(f"{path}:{line_no}: each line must be a JSON object")
-            yield _jsonl_row(row, f"{path}:{line_no}")
+def _jsonl_documents(path: Path) -> Iterator[Loaded]:
+    try:
+        lines = read_text(path).split("\n")
+    except BadRequestError as e:
+        yield Refusal(str(path), str(e).removeprefix(f"{path}: "))
+        return
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{line_no}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            yield Refusal(where, f"not valid JSON ({e.msg} at column {e.colno})")
+            continue
+        if not isinstance(row, dict):
+            yield Refusal(where, "each line must be a JSON object")
+            continue
+        try:
+            yield _jsonl_row(row, where).model_copy(update={"origin": str(path), "line": line_no})
+        except BadRequestError as e:
+            yield Refusal(where, str(e).removeprefix(f"{where}: "))
 
 
 def _jsonl_row(row: dict[str, Any], origin: str) -> SourceDocument:
     if "_id" in row:  # BEIR corpus row
-        meta = dict(row.get("metadata") or {})
+        meta = row.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise BadRequestError(f"{origin}: 'metadata' must be a JSON object")
+        meta = dict(meta)
         meta["title"] = row.get("title") or None
         return SourceDocument(
-            doc_id=str(row["_id"]),
-            text=str(row.get("text", "")),
+            doc_id=_doc_id(row["_id"], origin),
+            text=_text(row.get("text", ""), origin),
             source_type="beir",
             meta=meta,
             whole=True,
@@ -102,25 +200,54 @@ def _jsonl_row(row: dict[str, Any], origin: str) -> SourceDocument:
         )
     meta = {k: v for k, v in row.items() if k not in ("doc_id", "text")}
     return SourceDocument(
-        doc_id=str(row["doc_id"]), text=str(row["text"]), source_type="jsonl", meta=meta
+        doc_id=_doc_id(row["doc_id"], origin),
+        text=_text(row["text"], origin),
+        source_type="jsonl",
+        meta=meta,
     )
 
 
-def load_path(path: Path) -> Iterator[SourceDocument]:
-    """Documents from a file or, recursively, a folder (by suffix: .md, .txt, .jsonl)."""
+def _text(value: Any, origin: str) -> str:
+    if not isinstance(value, str):
+        raise BadRequestError(f"{origin}: 'text' must be a string, not {type(value).__name__}")
+    return value
+
+
+def list_files(path: Path, exclude: Iterable[Path] = ()) -> list[Path]:
+    """The files :func:`load_path` reads under ``path``, sorted; folders in ``exclude`` (the
+    workspace itself, say) and hidden folders are skipped."""
     if not path.exists():
-        raise BadRequestError(f"{path} does not exist")
-    files = (
-        sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES)
-        if path.is_dir()
-        else [path]
-    )
+        raise BadRequestError(f"{path} does not exist; check the path")
+    if not path.is_dir():
+        return [path]
+    skip = {p.resolve() for p in exclude}
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(path):
+        here = Path(folder)
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and (here / d).resolve() not in skip
+        )
+        found.extend(here / n for n in names if Path(n).suffix.lower() in SUFFIXES)
+    return sorted(found)
+
+
+def load_path(path: Path, exclude: Iterable[Path] = ()) -> Iterator[Loaded]:
+    """Documents from a file or, recursively, a folder (by suffix: .md, .txt, .jsonl).
+
+    Paths are resolved first, so ``corpus``, ``./corpus/`` and ``/abs/corpus`` give the same
+    documents (ids relative to the folder, ``source_ref`` absolute). A file that cannot be read
+    becomes a :class:`Refusal` and loading goes on."""
+    path = Path(path).expanduser().resolve() if Path(path).exists() else Path(path)
+    files = list_files(path, exclude)
     root = path if path.is_dir() else path.parent
     for file in files:
         kind = SUFFIXES.get(file.suffix.lower())
         if kind is None:
-            raise BadRequestError(f"{file}: unsupported file type; use .md, .txt or .jsonl")
-        if kind == "jsonl":
+            yield Refusal(str(file), "unsupported file type; use .md, .txt or .jsonl")
+        elif kind == "jsonl":
             yield from _jsonl_documents(file)
         else:
-            yield _file_document(file, root, kind)
+            try:
+                yield _file_document(file, root, kind)
+            except BadRequestError as e:
+                yield Refusal(str(file), str(e).removeprefix(f"{file}: "))

@@ -1,33 +1,45 @@
-"""The idempotent ingest pipeline: chunk, skip unchanged, encode, write every index.
+"""The idempotent ingest pipeline: validate, chunk, skip unchanged, encode, write every index.
 
-Order of writes for one batch: encode (the step most likely to fail) → dense upsert → unit store
-commit per document. A crash part-way leaves at worst dense points that the unit store does not
-know; the next ingest of the same document rewrites them (ids are deterministic), so nothing is
-lost or duplicated. The lexical index is rebuilt from the unit store at the end.
+Every document is validated and chunked before anything is written; a bad one becomes a
+:class:`~trilha.ingest.loaders.Refusal` and the rest go on. Changed documents are written in
+batches, new state before old state is removed:
+
+1. the batch's documents are marked *pending* in the unit store (the intent log);
+2. their units are encoded and upserted into the dense index, a sub-batch at a time (bounded
+   memory; the progress bar counts units);
+3. per document, the unit store replaces its units in one transaction (the commit point), then
+   the dense points of units the document no longer has are removed and the graph hook runs;
+4. the marks are cleared.
+
+A crash anywhere leaves the marks behind, and the workspace re-syncs those documents from the
+unit store when it opens: each document ends up wholly old or wholly new in all three indices,
+never missing. The lexical index is rebuilt from the unit store at the end.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from trilha.encode.base import Embedder
+from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
 from trilha.index.docstore import DocStore
 from trilha.index.tokenize import tokenize
 from trilha.ingest.chunking import chunk_document, content_hash, index_text
-from trilha.ingest.loaders import SourceDocument
+from trilha.ingest.loaders import Loaded, Refusal, SourceDocument
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
 
-#: Called with (units written, their document ids) after each batch, e.g. by the graph writer.
-UnitsHook = Callable[[list[TextUnit]], None]
+#: Called with (doc_id, its new units, whether it existed) once the document is committed.
+DocHook = Callable[[str, list[TextUnit], bool], None]
 
 
 @dataclass
@@ -41,7 +53,18 @@ class IngestReport:
     units_written: int = 0
     seconds: float = 0.0
     encode_seconds: float = 0.0
+    refused: list[Refusal] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """``{added, updated, unchanged, refused: [{file, reason}], units_written}``."""
+        return {
+            "added": self.docs_added,
+            "updated": self.docs_updated,
+            "unchanged": self.docs_unchanged,
+            "refused": [{"file": r.file, "reason": r.reason} for r in self.refused],
+            "units_written": self.units_written,
+        }
 
 
 @dataclass
@@ -49,11 +72,16 @@ class _Pending:
     doc: SourceDocument
     units: list[TextUnit]
     digest: str
+    old_unit_ids: list[str]
     existed: bool
 
 
+def _file_of(origin: str | None) -> Path | None:
+    return Path(origin) if origin else None
+
+
 class IngestPipeline:
-    """Writes documents into the unit store and the dense index."""
+    """Writes documents into the unit store and the dense index (and, via a hook, the graph)."""
 
     def __init__(
         self,
@@ -62,43 +90,36 @@ class IngestPipeline:
         embedder: Embedder,
         max_words: int = 180,
         batch_units: int = 2048,
-        on_doc_removed: Callable[[str], None] | None = None,
-        on_units_written: UnitsHook | None = None,
+        encode_batch: int = 256,
+        on_doc_written: DocHook | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
         self.embedder = embedder
         self.max_words = max_words
         self.batch_units = batch_units
-        self.on_doc_removed = on_doc_removed
-        self.on_units_written = on_units_written
+        self.encode_batch = encode_batch
+        self.on_doc_written = on_doc_written
 
     def run(
-        self, documents: Iterable[SourceDocument], progress: bool = True, total: int | None = None
+        self, documents: Iterable[Loaded], progress: bool = True, total: int | None = None
     ) -> IngestReport:
-        """Ingest documents; unchanged ones (same content hash) are skipped."""
+        """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
+
+        ``total`` is accepted for compatibility and ignored: the bar counts units encoded."""
         report = IngestReport()
         start = time.perf_counter()
         batch: list[_Pending] = []
         n_units = 0
-        bar = tqdm(total=total, unit="doc", desc="ingest", disable=not progress)
-        seen: set[str] = set()
-        for doc in documents:
-            report.docs_seen += 1
-            if doc.doc_id in seen:
-                raise_dup = f"document id {doc.doc_id!r} appears twice in this ingest"
-                report.errors.append(raise_dup)
-                log.warning(raise_dup)
-            seen.add(doc.doc_id)
-            units = chunk_document(doc, self.max_words)
-            digest = content_hash(units)
-            old = self.store.doc_hash(doc.doc_id)
-            if old == digest:
-                report.docs_unchanged += 1
-                bar.update(1)
+        bar = tqdm(unit="unit", desc="ingest", disable=not progress)
+        seen: dict[str, str] = {}
+        for item in documents:
+            pending = self._prepare(item, seen, report)
+            bar.set_postfix(docs=report.docs_seen, refused=len(report.refused), refresh=False)
+            if pending is None:
                 continue
-            batch.append(_Pending(doc, units, digest, old is not None))
-            n_units += len(units)
+            batch.append(pending)
+            n_units += len(pending.units)
             if n_units >= self.batch_units:
                 self._flush(batch, report, bar)
                 batch, n_units = [], 0
@@ -107,28 +128,82 @@ class IngestPipeline:
         report.seconds = time.perf_counter() - start
         return report
 
+    def _prepare(self, item: Loaded, seen: dict[str, str], report: IngestReport) -> _Pending | None:
+        """Validate and chunk one document; None when it is refused or unchanged."""
+        if isinstance(item, Refusal):
+            self._refuse(report, item)
+            return None
+        doc = item
+        report.docs_seen += 1
+        first = seen.get(doc.doc_id)
+        if first is not None:
+            self._refuse(
+                report,
+                Refusal(
+                    doc.where,
+                    f"doc_id {doc.doc_id!r} is already used by {first} in this ingest; "
+                    "give one of them another doc_id",
+                ),
+            )
+            return None
+        seen[doc.doc_id] = doc.where
+        owner = self.store.doc_origin(doc.doc_id)
+        owner_file = _file_of(owner)
+        if doc.origin and owner and owner != doc.origin and owner_file and owner_file.exists():
+            self._refuse(
+                report,
+                Refusal(
+                    doc.where,
+                    f"doc_id {doc.doc_id!r} already belongs to {owner}; give this document "
+                    f"another doc_id, or delete the other first (trilha ingest --delete ID)",
+                ),
+            )
+            return None
+        try:
+            units = chunk_document(doc, self.max_words)
+        except BadRequestError as e:
+            self._refuse(report, Refusal(doc.where, str(e)))
+            return None
+        digest = content_hash(units)
+        old = self.store.doc_hash(doc.doc_id)
+        if old == digest:
+            report.docs_unchanged += 1
+            return None
+        old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
+        return _Pending(doc, units, digest, old_ids, old is not None)
+
+    @staticmethod
+    def _refuse(report: IngestReport, refusal: Refusal) -> None:
+        log.warning("refused %s", refusal)
+        report.refused.append(refusal)
+
+    def _encode_and_upsert(self, units: Sequence[TextUnit], report: IngestReport, bar: Any) -> None:
+        for start in range(0, len(units), self.encode_batch):
+            part = units[start : start + self.encode_batch]
+            t0 = time.perf_counter()
+            vectors = self.embedder.encode_documents([index_text(u) for u in part])
+            report.encode_seconds += time.perf_counter() - t0
+            self.dense.upsert(part, vectors)
+            bar.update(len(part))
+
     def _flush(self, batch: list[_Pending], report: IngestReport, bar: tqdm[Any]) -> None:
         if not batch:
             return
-        units = [u for p in batch for u in p.units]
-        t0 = time.perf_counter()
-        vectors = self.embedder.encode_documents([index_text(u) for u in units])
-        report.encode_seconds += time.perf_counter() - t0
-        for p in batch:
-            if p.existed:
-                self.dense.delete_doc(p.doc.doc_id)
-                if self.on_doc_removed:
-                    self.on_doc_removed(p.doc.doc_id)
-        if units:
-            self.dense.upsert(units, vectors)
+        doc_ids = [p.doc.doc_id for p in batch]
+        self.store.mark_pending(doc_ids)
+        self._encode_and_upsert([u for p in batch for u in p.units], report, bar)
         for p in batch:
             tokens = [tokenize(index_text(u), u.lang) for u in p.units]
             self.store.replace_doc(
-                p.doc.doc_id, p.digest, p.doc.meta.get("source_ref"), p.units, tokens
+                p.doc.doc_id, p.digest, p.doc.meta.get("source_ref"), p.units, tokens, p.doc.origin
             )
+            kept = {u.unit_id for u in p.units}
+            stale = [uid for uid in p.old_unit_ids if uid not in kept]
+            if stale:
+                self.dense.delete_units(stale)
+            if self.on_doc_written is not None:
+                self.on_doc_written(p.doc.doc_id, p.units, p.existed)
             report.docs_updated += p.existed
             report.docs_added += not p.existed
-            bar.update(1)
-        report.units_written += len(units)
-        if self.on_units_written and units:
-            self.on_units_written(units)
+            report.units_written += len(p.units)
+        self.store.clear_pending(doc_ids)

@@ -31,7 +31,7 @@ from trilha.fusion import (
     weighted_merge,
 )
 from trilha.index.dense import DenseIndex
-from trilha.index.filters import FilterExpr
+from trilha.index.filters import FilterExpr, check_keys
 from trilha.index.lexical import LexicalIndex
 from trilha.retrieve.kg import well_ranked
 from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
@@ -151,6 +151,8 @@ class HybridSearcher:
         expr = (
             params.filters if params.filters is not None and not params.filters.is_empty() else None
         )
+        if expr is not None:
+            check_keys(expr, self.lexical.columns.keys)
         jobs: dict[Side, Callable[[], SideResult]] = {}
         if "bm25" in params.sides:
             jobs["bm25"] = lambda: self._bm25_side(text, n, expr)
@@ -255,6 +257,13 @@ class HybridSearcher:
         best_rank = {
             uid: min(bm25_rank.get(uid, 1 << 30), sem_rank.get(uid, 1 << 30)) for uid in fused
         }
+        known = self.lexical.row_of
+        strays = [uid for uid in fused if uid not in known]
+        if strays:  # vectors the unit store lacks (an interrupted write): never cost a result
+            trace.warnings.append(
+                f"{len(strays)} dense hits are not in the unit store; skipped (run trilha doctor)"
+            )
+            fused = {uid: v for uid, v in fused.items() if uid in known}
         ranked = order(fused, best_rank)
         if params.doc_penalty > 0:
             doc_of = {uid: self._doc_of(uid) for uid in ranked}
@@ -262,10 +271,6 @@ class HybridSearcher:
             ranked = order(fused, best_rank)
         hits = []
         for pos, uid in enumerate(ranked[: params.top_k], start=1):
-            row = self.lexical.row_of.get(uid)
-            if row is None:
-                trace.warnings.append(f"unit {uid} is in the dense index only; skipped")
-                continue
             scores = StageScores(
                 bm25=bm25.get(uid),
                 bm25_rank=bm25_rank.get(uid),
@@ -275,7 +280,7 @@ class HybridSearcher:
                 fused=fused[uid],
                 fused_rank=pos,
             )
-            hits.append(Hit(unit=self.lexical.units[row], scores=scores))
+            hits.append(Hit(unit=self.lexical.units[known[uid]], scores=scores))
         fill = trace.stage("fill")
         merge_ms = _ms(start) - (fill.latency_ms if fill is not None else 0.0)
         trace.stages.append(StageTrace(name="merge", latency_ms=merge_ms, count=len(hits)))
@@ -313,5 +318,4 @@ class HybridSearcher:
         return out[0], out[1]
 
     def _doc_of(self, uid: str) -> str:
-        row = self.lexical.row_of.get(uid)
-        return self.lexical.units[row].doc_id if row is not None else uid
+        return self.lexical.units[self.lexical.row_of[uid]].doc_id

@@ -1,0 +1,154 @@
+"""What the owner of an embedded FalkorDB server holds, and how it lets go of it.
+
+The owner holds the folder's owner lock, the server (its child, or an adopted orphan) and a
+watchdog process whose stdin is a pipe only the owner writes to. :func:`release` compacts the
+append-only file, closes that pipe (the watchdog then stops the server: SIGTERM, redis saves and
+exits; SIGKILL after the grace period), waits until the server is gone, removes the record,
+pointer and socket, and releases the owner lock. If the owner dies instead, the kernel closes the
+pipe and the watchdog stops the server all the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trilha.errors import BackendUnavailableError
+from trilha.graph.falkordb_folder import (
+    SERVER_LOCK,
+    WATCHDOG_LOCK,
+    clear_record,
+    is_locked,
+    try_lock,
+    wait_unlocked,
+)
+from trilha.graph.process import terminate
+
+logger = logging.getLogger(__name__)
+
+_WATCHDOG = Path(__file__).with_name("_falkordb_watchdog.py")
+
+
+def detached(args: list[str], stdin: int, fd: int) -> subprocess.Popen[bytes]:
+    """Start ``args`` in its own session (a terminal's Ctrl-C or a kill of this process group
+    does not reach it), output discarded, inheriting the open descriptor ``fd``."""
+    return subprocess.Popen(
+        args,
+        stdin=stdin,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(fd,),
+        start_new_session=True,
+    )
+
+
+def compact_aof(sock: str, min_growth: int = 1 << 20, timeout_s: float = 120.0) -> None:
+    """Rewrite the append-only file into an RDB base when it grew by ``min_growth`` bytes.
+
+    Redis replays the AOF's incremental part query by query when it starts; after a rewrite
+    it loads the compact base instead, so a graph reopens in milliseconds, not minutes.
+    """
+    try:
+        import redis
+
+        client = redis.Redis(unix_socket_path=sock, socket_timeout=10)
+        info = client.info("persistence")
+        if int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0)) >= min_growth:
+            client.bgrewriteaof()
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                info = client.info("persistence")
+                if not info.get("aof_rewrite_in_progress") and not info.get(
+                    "aof_rewrite_scheduled"
+                ):
+                    break
+                time.sleep(0.02)
+        client.close()
+    except Exception as e:  # best effort: the AOF itself is intact either way
+        logger.warning("could not compact the FalkorDB append-only file: %s", e)
+
+
+def watch(data_dir: Path, pid: int, grace_s: float) -> subprocess.Popen[bytes]:
+    """Start the watchdog that stops ``pid`` when this process closes its stdin or dies.
+
+    The watchdog inherits the folder's watchdog lock and holds it while it lives.
+    """
+    lock = try_lock(data_dir / WATCHDOG_LOCK, timeout_s=5.0)  # a watchdog may still be exiting
+    if lock is None:
+        raise BackendUnavailableError(
+            f"the FalkorDB watchdog lock of {data_dir} stays held; stop the process holding it"
+        )
+    try:
+        args = [sys.executable, "-I", "-S", str(_WATCHDOG), str(pid), str(grace_s)]
+        return detached(args, subprocess.PIPE, lock)
+    finally:
+        os.close(lock)
+
+
+@dataclass
+class Ownership:
+    """What the owner of a server holds until :func:`release` stops the server."""
+
+    data_dir: Path
+    socket: str
+    pid: int
+    owner_fd: int
+    watchdog: subprocess.Popen[bytes]
+    child: subprocess.Popen[bytes] | None  # None for an adopted server
+    grace_s: float
+    creator: int = field(default_factory=os.getpid)
+
+    def alive(self) -> bool:
+        """True while the server runs (an adopted one holds the server lock while it lives)."""
+        if self.child is not None:
+            return self.child.poll() is None
+        return is_locked(self.data_dir / SERVER_LOCK)
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the server if it still runs."""
+        if self.child is not None:
+            self.child.send_signal(sig)
+        elif self.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait until the server is gone; False if it still runs after ``timeout_s``."""
+        if self.child is None:
+            return wait_unlocked(self.data_dir / SERVER_LOCK, timeout_s)
+        try:
+            self.child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+
+def release(own: Ownership) -> None:
+    """Compact the AOF, stop the server (SIGTERM: it saves; SIGKILL after the grace period),
+    remove the record, pointer and socket, and release the owner lock."""
+    if os.getpid() != own.creator:
+        return  # a forked child inherited this object: the server is its parent's
+    try:
+        if own.alive():
+            compact_aof(own.socket)
+        if own.watchdog.poll() is None and own.watchdog.stdin is not None:
+            own.watchdog.stdin.close()  # end of file: the watchdog sends SIGTERM
+        else:
+            own.signal(signal.SIGTERM)
+        if not own.wait(own.grace_s + 5):
+            own.signal(signal.SIGKILL)
+            own.wait(5)
+        try:
+            own.watchdog.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            terminate(own.watchdog, 1)
+        clear_record(own.data_dir, own.socket)
+    finally:
+        os.close(own.owner_fd)

@@ -1,0 +1,286 @@
+"""Ingest never loses or orphans data: refusals, atomic replacement, one identity, repair."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import WorkspaceError
+from trilha.index.dense import DenseIndex
+from trilha.settings import TrilhaSettings
+from trilha.types import TextUnit
+from trilha.workspace import Workspace
+
+NO_GRAPH = TrilhaSettings(graph_backend="none")
+
+
+def _write(folder: Path, name: str, body: str, front: str = "") -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((f"---\n{front}\n---\n" if front else "") + body, encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    for i, topic in enumerate(["vpn access", "expense approval", "incident report", "vacation"]):
+        _write(folder, f"d{i}.md", f"# Policy {i}\n\nThe {topic} policy, version one.\n" * 3)
+    return folder
+
+
+@pytest.fixture()
+def ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
+    workspace = Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder)
+    yield workspace
+    workspace.close()
+
+
+def _texts(ws: Workspace, doc_id: str) -> str:
+    return " ".join(u.text for u in ws.store.units_of([doc_id]))
+
+
+def test_a_bad_file_is_refused_and_the_rest_of_the_folder_ingested(
+    ws: Workspace, corpus: Path
+) -> None:
+    ws.ingest_path(corpus)
+    _write(corpus, "d0.md", "The vpn access policy, version two.\n")
+    _write(corpus, "d1.md", "Changed, but dated badly.\n", front="date: yesterday")
+    report = ws.ingest_path(corpus)
+    assert (report.docs_updated, report.docs_unchanged, len(report.refused)) == (1, 2, 1)
+    refusal = report.refused[0]
+    assert refusal.file == str((corpus / "d1.md").resolve())
+    assert refusal.reason == "date 'yesterday' is not a date; use YYYY-MM-DD"
+    assert "version two" in _texts(ws, "d0") and "expense approval" in _texts(ws, "d1")
+    assert ws.check().consistent
+    assert ws.search("expense approval", top_k=1).hits[0].unit.doc_id == "d1"
+
+
+class FailingDense:
+    """The workspace's real dense index, failing the ``n``-th call of one method (a crash)."""
+
+    def __init__(self, inner: DenseIndex, method: str, n: int) -> None:
+        self.inner, self.method, self.left = inner, method, n
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self.inner, name)
+        if name != self.method:
+            return real
+
+        def call(*args: Any) -> Any:
+            self.left -= 1
+            if self.left == 0:
+                raise OSError("disk full (injected)")
+            return real(*args)
+
+        return call
+
+
+@pytest.mark.parametrize(("method", "n"), [("upsert", 1), ("upsert", 2), ("delete_units", 1)])
+def test_a_failure_mid_batch_leaves_each_document_old_or_new(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path, method: str, n: int
+) -> None:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.ingest_path(corpus)
+        before = {d: _texts(ws, d) for d in ws.store.doc_ids()}
+    # d0 grows (new units), d2 shrinks (stale units to remove): both kinds of change in a batch
+    _write(corpus, "d0.md", "# Policy 0\n\nvpn access, version two.\n\n" + "More text. " * 400)
+    _write(corpus, "d2.md", "incident report, version two.")
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.dense = FailingDense(ws.dense, method, n)  # type: ignore[assignment]
+        pipeline_batch = 2  # several encode batches, so the failure can land between them
+        with pytest.raises(OSError, match="injected"):
+            from trilha.ingest.pipeline import IngestPipeline
+
+            IngestPipeline(ws.store, ws.dense, embedder, encode_batch=pipeline_batch).run(
+                ws.load(corpus), progress=False
+            )
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        assert ws.check().consistent
+        for doc_id, old in before.items():
+            now = _texts(ws, doc_id)
+            assert now == old or "version two" in now
+            stored = ws.dense.vectors(ws.store.unit_ids_of(doc_id))
+            assert set(stored) == set(ws.store.unit_ids_of(doc_id))
+            units = ws.store.units_of([doc_id])
+            fresh = embedder.encode_documents([_index_text(u) for u in units])
+            for u, v in zip(units, fresh, strict=True):
+                assert float(np.dot(stored[u.unit_id], v)) > 0.999
+
+
+def _index_text(unit: TextUnit) -> str:
+    from trilha.ingest.chunking import index_text
+
+    return index_text(unit)
+
+
+def test_two_files_with_one_doc_id_are_refused(ws: Workspace, tmp_path: Path) -> None:
+    folder = tmp_path / "dup"
+    _write(folder, "a.md", "first body", front="doc_id: same")
+    _write(folder, "b.md", "second body", front="doc_id: same")
+    report = ws.ingest_path(folder)
+    assert report.docs_added == 1 and len(report.refused) == 1
+    assert report.refused[0].file == str((folder / "b.md").resolve())
+    assert "doc_id 'same' is already used by" in report.refused[0].reason
+    assert "a.md" in report.refused[0].reason
+    # a later ingest of another file claiming the id is refused too, while a.md exists
+    other = tmp_path / "other"
+    _write(other, "c.md", "third body", front="doc_id: same")
+    later = ws.ingest_path(other)
+    assert later.docs_added + later.docs_updated == 0 and len(later.refused) == 1
+    assert "already belongs to" in later.refused[0].reason
+    assert _texts(ws, "same") == "first body" and ws.check().consistent
+
+
+def _vector(ws: Workspace) -> npt.NDArray[np.float32]:
+    return ws.embedder.encode_documents(["an orphan"])
+
+
+def test_repair_on_open_compares_id_sets_not_counts(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path
+) -> None:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.ingest_path(corpus)
+        real = sorted(ws.store.unit_ids())
+        # one orphan in, one real unit out: the counts stay equal, the sets do not
+        ghost = TextUnit(unit_id="ghost#0", doc_id="ghost", text="an orphan")
+        ws.dense.upsert([ghost], _vector(ws))
+        ws.dense.delete_units([real[0]])
+        assert ws.dense.count() == len(real)
+        found = ws.check()
+        assert (found.dense.orphans, found.dense.missing) == (["ghost#0"], [real[0]])
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        assert ws.dense.unit_ids() == set(real) and ws.check().consistent
+
+
+def test_orphan_vectors_never_cost_a_result(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path
+) -> None:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.ingest_path(corpus)
+        total = len(ws)
+        ghosts = [
+            TextUnit(unit_id=f"ghost#{i}", doc_id="ghost", text="vpn access policy")
+            for i in range(total)
+        ]
+        vectors = embedder.encode_documents([g.text for g in ghosts])
+        ws.dense.upsert(ghosts, vectors)
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, repair=False) as ws:
+        result = ws.search("vpn access policy", top_k=total)
+        assert len(result.hits) == total
+        assert any("not in the unit store" in w for w in result.trace.warnings)
+
+
+@pytest.mark.parametrize("spelling", ["corpus", "./corpus/", "ABS", "."])
+def test_ingest_is_idempotent_whatever_the_path_spelling(
+    ws: Workspace, corpus: Path, spelling: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(corpus.parent)
+    ws.ingest_path("corpus")
+    if spelling == ".":
+        monkeypatch.chdir(corpus)
+    target = str(corpus) if spelling == "ABS" else spelling
+    report = ws.ingest_path(target)
+    assert (report.docs_unchanged, report.docs_added, report.docs_updated) == (4, 0, 0)
+
+
+def test_ingest_dot_never_reads_the_workspace_itself(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write(tmp_path / "proj", "notes.md", "project notes")
+    monkeypatch.chdir(tmp_path / "proj")
+    with Workspace.open(Path(".trilha"), TrilhaSettings(), embedder=embedder) as ws:
+        ws.ingest_path(".")  # the graph writes a retrieval log (.jsonl) inside .trilha
+        ws.search("notes", top_k=1)
+        assert ws.store.doc_ids() == ["notes"]
+    with Workspace.open(tmp_path / "proj" / "ws", NO_GRAPH, embedder=embedder) as ws:
+        (tmp_path / "proj" / "ws" / "stray.jsonl").write_text('{"doc_id": "x", "text": "y"}\n')
+        report = ws.ingest_path(tmp_path / "proj")
+        assert ws.store.doc_ids() == ["notes"] and not report.refused
+
+
+def test_a_busy_workspace_is_refused_in_one_line(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder):
+        with pytest.raises(WorkspaceError) as info:
+            Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder)
+        message = str(info.value)
+        assert f"workspace {tmp_path / 'ws'} is in use by another trilha process" in message
+        assert f"(pid {os.getpid()})" in message and "\n" not in message
+    Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder).close()
+
+
+def test_opening_a_missing_workspace_read_only_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="no trilha workspace at"):
+        Workspace.open(tmp_path / "typo", NO_GRAPH, create=False)
+    assert not (tmp_path / "typo").exists()
+
+
+_CHILD = """
+import os, signal, sys
+from pathlib import Path
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+from trilha.ingest.pipeline import IngestPipeline
+ws = Workspace.open(Path(sys.argv[1]), TrilhaSettings(graph_backend="none"))
+target, countdown = sys.argv[3], [int(sys.argv[4])]
+owner = ws.store if target == "replace_doc" else ws.dense if target != "encode" else ws.embedder
+name = "encode_documents" if target == "encode" else target
+real = getattr(owner, name)
+def dying(*args, **kwargs):
+    countdown[0] -= 1
+    if countdown[0] == 0:
+        os.kill(os.getpid(), signal.SIGKILL)  # a real kill -9, at a chosen point
+    return real(*args, **kwargs)
+setattr(owner, name, dying)
+IngestPipeline(ws.store, ws.dense, ws.embedder, batch_units=4, encode_batch=2).run(
+    ws.load(sys.argv[2]), progress=False
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "nth"),
+    [("encode", 5), ("upsert", 4), ("replace_doc", 3), ("replace_doc", 4), ("delete_units", 2)],
+)
+def test_kill_9_during_an_ingest_leaves_every_document_old_or_new(
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    corpus: Path,
+    target: str,
+    nth: int,
+) -> None:
+    import subprocess
+    import sys
+
+    for i in range(4, 12):
+        _write(corpus, f"d{i}.md", f"# Policy {i}\n\nRule {i}, version one.\n" + "Old. " * 300)
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        ws.ingest_path(corpus)
+        before = {d: _texts(ws, d) for d in ws.store.doc_ids()}
+    for i in range(12):  # some documents grow, d4… shrink: new units and stale units
+        _write(corpus, f"d{i}.md", f"# Policy {i}\n\nRule {i}, version two.\n" + "New. " * 150)
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path / "ws"), str(corpus), target, str(nth)],
+        env={**os.environ, "TRILHA_GRAPH_BACKEND": "none"},
+        check=False,
+    )
+    assert child.returncode == -9
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+        assert ws.check().consistent
+        changed = 0
+        for doc_id, old in before.items():
+            now = _texts(ws, doc_id)
+            assert now == old or "version two" in now
+            changed += now != old
+            assert ws.dense.unit_ids() == ws.store.unit_ids()
+        assert changed < len(before)  # it really stopped half-way
+        assert changed > 0 or target == "encode"
