@@ -27,7 +27,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Collection, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -96,7 +96,8 @@ def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
     return {k: (v / top if top > 0 else 0.0) for k, v in raw.items()}
 
 
-def _keys(query_entities: Sequence[str]) -> list[str]:
+def entity_keys(query_entities: Sequence[str]) -> list[str]:
+    """The entity ids (normalised names) of the query's entities, blanks and NULs dropped."""
     return sorted(
         {
             normalise_name(n)
@@ -122,7 +123,7 @@ def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> 
     return BoostResult(scores=normalise_boosts(raw), raw=raw)
 
 
-def _gated(unit_ids: Sequence[str], relevant: Collection[str] | None) -> list[str]:
+def gated_ids(unit_ids: Sequence[str], relevant: Collection[str] | None) -> list[str]:
     """The distinct units worth reading: all, or those in ``relevant``."""
     ids = dict.fromkeys(unit_ids)
     return list(ids) if relevant is None else [u for u in ids if u in relevant]
@@ -139,6 +140,24 @@ def _check_timeout(timeout_s: float) -> None:
         raise BadRequestError(f"timeout_s must be > 0, got {timeout_s!r}")
 
 
+def _start(
+    store: GraphStore, ids: list[str], keys: list[str], timeout_s: float, executor: Executor | None
+) -> Future[list[Row]]:
+    """The boost read, running on ``executor`` or a new daemon thread."""
+    if executor is not None:
+        return executor.submit(_rows, store, ids, keys, timeout_s)
+    future: Future[list[Row]] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(_rows(store, ids, keys, timeout_s))
+        except BaseException as e:  # handed to the caller's thread through the future
+            future.set_exception(e)
+
+    threading.Thread(target=work, name="trilha-kg-boost", daemon=True).start()
+    return future
+
+
 def compute_kg_boost(
     store: GraphStore | None,
     unit_ids: Sequence[str],
@@ -147,28 +166,25 @@ def compute_kg_boost(
     *,
     weights: BoostWeights | None = None,
     relevant: Collection[str] | None = None,
+    executor: Executor | None = None,
 ) -> BoostResult:
     """Boosts for ``unit_ids`` with at most ONE graph query, within ``timeout_s`` (wall
-    clock); only ``relevant`` units are read and may score (all when None)."""
+    clock); only ``relevant`` units are read and may score (all when None).
+
+    The query runs on ``executor`` (a long-lived pool: no thread to start per call) or, without
+    one, on a new daemon thread; either way the caller stops waiting at ``timeout_s``."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
-    wanted = _gated(unit_ids, relevant)
+    wanted = gated_ids(unit_ids, relevant)
     if not wanted:
         return _scored(unit_ids, [], weights or BoostWeights())
-    future: Future[list[Row]] = Future()
-
-    def work() -> None:
-        try:
-            future.set_result(_rows(store, wanted, _keys(query_entities), timeout_s))
-        except BaseException as e:  # handed to the caller's thread through the future
-            future.set_exception(e)
-
-    threading.Thread(target=work, name="trilha-kg-boost", daemon=True).start()
     try:
-        rows = future.result(timeout=timeout_s)
+        rows = _start(store, wanted, entity_keys(query_entities), timeout_s, executor).result(
+            timeout_s
+        )
     except TimeoutError:
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
@@ -196,12 +212,12 @@ async def acompute_kg_boost(
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
-    ids = _gated(unit_ids, relevant)
+    ids = gated_ids(unit_ids, relevant)
     if not ids:
         return _scored(unit_ids, [], weights or BoostWeights())
     size = batch_size or len(ids)
     gate = semaphore or asyncio.Semaphore(max_concurrency)
-    keys = _keys(query_entities)
+    keys = entity_keys(query_entities)
 
     async def one(batch: list[str]) -> list[Row]:
         async with gate:

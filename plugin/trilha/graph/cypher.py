@@ -393,6 +393,11 @@ def attach_to_doc(rel_type: str, label: str, outgoing: bool) -> str:
     )
 
 
+def any_evidence() -> str:
+    """One row when some chunk has a positive KG prior, none otherwise (read)."""
+    return "MATCH (c:Chunk) WHERE c.kg_prior > 0 RETURN c.id AS id LIMIT 1"
+
+
 def kg_boost(with_entities: bool) -> str:
     """Per chunk ``$unit_ids``: its stored ``kg_prior`` and, ``with_entities``, the entities of
     ``$entity_keys`` it mentions with their salience. One statement for the whole batch; the

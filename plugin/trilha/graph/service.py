@@ -17,14 +17,21 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
 from trilha.errors import ConfigurationError, TrilhaError
-from trilha.graph import queries
-from trilha.graph.boost import BoostResult, acompute_kg_boost, compute_kg_boost
+from trilha.graph import cypher, queries
+from trilha.graph.boost import (
+    BoostResult,
+    acompute_kg_boost,
+    compute_kg_boost,
+    entity_keys,
+    gated_ids,
+)
 from trilha.graph.cache import TTLCache
 from trilha.graph.export import build_context, render_context_md
 from trilha.graph.extract import ExtractedEntity
@@ -91,6 +98,11 @@ class GraphService:
             weakref.WeakKeyDictionary()
         )
         self._priors_ready = False
+        self._clock = clock
+        self._evidence: tuple[bool, float] | None = None
+        # boost reads run here, so that a query starts no thread; a read stuck in the graph
+        # holds one worker, and callers still stop waiting at boost_timeout_s
+        self._boost_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
 
     @classmethod
     def from_settings(
@@ -196,13 +208,24 @@ class GraphService:
         relevant: Collection[str] | None = None,
     ) -> BoostResult:
         """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
-        only ``relevant`` units are read and may score (every unit when None)."""
+        only ``relevant`` units are read and may score (every unit when None). When the query
+        names no entity and the graph holds no curated evidence, every boost is 0 and the
+        graph is not asked."""
         self._ensure_priors()
+        if not entity_keys(query_entities) and not self._holds_evidence():
+            return BoostResult(
+                scores=dict.fromkeys(unit_ids, 0.0), raw=dict.fromkeys(unit_ids, 0.0)
+            )
         start = time.perf_counter()
         result = compute_kg_boost(
-            self.store, unit_ids, query_entities, self.boost_timeout_s, relevant=relevant
+            self.store,
+            unit_ids,
+            query_entities,
+            self.boost_timeout_s,
+            relevant=relevant,
+            executor=self._boost_pool,
         )
-        self._log_boost(unit_ids, query_entities, result, start)
+        self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
     async def akg_boost(
@@ -227,7 +250,7 @@ class GraphService:
             batch_size=batch_size,
             semaphore=gate,
         )
-        self._log_boost(unit_ids, query_entities, result, start)
+        self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
     def _ensure_priors(self) -> None:
@@ -244,13 +267,39 @@ class GraphService:
             logger.info("stored the KG prior of %d chunks written before priors existed", filled)
         self._priors_ready = True
 
+    def _holds_evidence(self) -> bool:
+        """Whether some chunk has a positive KG prior; asked again after a write or after the
+        cache TTL (another process may write). True when the graph cannot say."""
+        now = self._clock()
+        if self._evidence is None or now - self._evidence[1] > self._cache.ttl_s:
+            try:
+                found = self._boost_pool.submit(self.store.run, cypher.any_evidence(), {})
+                self._evidence = (bool(found.result(self.boost_timeout_s)), now)
+            except Exception as e:  # the boost itself will degrade and say why
+                logger.debug("cannot tell whether the graph holds evidence: %s", e)
+                return True
+        return self._evidence[0]
+
+    def _changed(self) -> None:
+        """Forget what was read (a write happened)."""
+        self._cache.clear()
+        self._evidence = None
+
     def _log_boost(
-        self, unit_ids: Sequence[str], entities: Sequence[str], result: BoostResult, start: float
+        self,
+        read: Sequence[str],
+        candidates: int,
+        entities: Sequence[str],
+        result: BoostResult,
+        start: float,
     ) -> None:
+        """Log a boost: the units read from the graph (the relevant ones) and how many
+        candidates there were."""
         if self.log is not None:
             query: dict[str, Any] = {
                 "op": "kg_boost",
-                "unit_ids": list(unit_ids),
+                "unit_ids": list(read),
+                "candidates": candidates,
                 "query_entities": list(entities),
                 "warning": result.warning,
             }
@@ -281,7 +330,7 @@ class GraphService:
         entities: Mapping[str, Sequence[ExtractedEntity]] | None = None,
     ) -> WriteStats:
         """Upsert units into the graph (clears the cache)."""
-        self._cache.clear()
+        self._changed()
         return self.writer.upsert_units(units, entities)
 
     def write_records(
@@ -294,18 +343,18 @@ class GraphService:
         """Upsert explicit records (clears the cache). All are checked first; records naming a
         Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given) are refused with
         one :class:`BadRequestError` that lists them, and nothing is written."""
-        self._cache.clear()
+        self._changed()
         return self.writer.write_records(records, known_docs=known_docs, known_units=known_units)
 
     def replace_doc(self, doc_id: str, units: Sequence[TextUnit]) -> WriteStats:
         """Replace document ``doc_id`` by ``units``, keeping its Doc node and curated (record)
         edges (clears the cache); see :meth:`GraphWriter.replace_doc`."""
-        self._cache.clear()
+        self._changed()
         return self.writer.replace_doc(doc_id, units)
 
     def delete_doc(self, doc_id: str) -> DeleteStats:
         """Delete a document from the graph, record edges included (clears the cache)."""
-        self._cache.clear()
+        self._changed()
         return self.writer.delete_doc(doc_id)
 
     def chunk_ids(self) -> set[str]:
@@ -323,9 +372,10 @@ class GraphService:
         """Remove orphan chunks (ids the unit store lacks), their mentions, orphaned entities,
         and Docs left without chunks unless in ``keep_docs`` (clears the cache); returns how
         many chunks existed. See :meth:`GraphWriter.remove_chunks`."""
-        self._cache.clear()
+        self._changed()
         return self.writer.remove_chunks(unit_ids, keep_docs=keep_docs)
 
     def close(self) -> None:
-        """Close the store (stopping an embedded server)."""
+        """Close the store (stopping an embedded server) and the boost threads."""
+        self._boost_pool.shutdown(wait=False, cancel_futures=True)
         self.store.close()
