@@ -17,27 +17,25 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from trilha.errors import ConfigurationError, TrilhaError
-from trilha.graph import cypher, queries
+from trilha.errors import ConfigurationError
+from trilha.graph import queries
 from trilha.graph.boost import (
     BoostResult,
     acompute_kg_boost,
     compute_kg_boost,
-    entity_keys,
     gated_ids,
 )
+from trilha.graph.boost_gate import BoostGate
 from trilha.graph.cache import TTLCache
 from trilha.graph.export import build_context, render_context_md
 from trilha.graph.extract import ExtractedEntity
 from trilha.graph.ingest import DeleteStats, GraphWriter, WriteStats
 from trilha.graph.log import RetrievalLog
-from trilha.graph.prior import backfill_priors
 from trilha.graph.records import EdgeRecord, NodeRecord
 from trilha.graph.results import PathResult, SubgraphResult, TopNResult
 from trilha.graph.store import GraphStore
@@ -97,12 +95,7 @@ class GraphService:
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
-        self._priors_ready = False
-        self._clock = clock
-        self._evidence: tuple[bool, float] | None = None
-        # boost reads run here, so that a query starts no thread; a read stuck in the graph
-        # holds one worker, and callers still stop waiting at boost_timeout_s
-        self._boost_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
+        self._gate = BoostGate(store, self.writer.weights, boost_timeout_s, cache_ttl_s, clock)
 
     @classmethod
     def from_settings(
@@ -211,11 +204,9 @@ class GraphService:
         only ``relevant`` units are read and may score (every unit when None). When the query
         names no entity and the graph holds no curated evidence, every boost is 0 and the
         graph is not asked."""
-        self._ensure_priors()
-        if not entity_keys(query_entities) and not self._holds_evidence():
-            return BoostResult(
-                scores=dict.fromkeys(unit_ids, 0.0), raw=dict.fromkeys(unit_ids, 0.0)
-            )
+        nothing = self._gate.nothing_to_read(unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
         start = time.perf_counter()
         result = compute_kg_boost(
             self.store,
@@ -223,7 +214,7 @@ class GraphService:
             query_entities,
             self.boost_timeout_s,
             relevant=relevant,
-            executor=self._boost_pool,
+            executor=self._gate.pool,
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -236,10 +227,13 @@ class GraphService:
         relevant: Collection[str] | None = None,
         batch_size: int | None = None,
     ) -> BoostResult:
-        """Async KG boost; all calls on one event loop share ``max_concurrency``."""
+        """Async KG boost (as :meth:`kg_boost`); all calls on one event loop share
+        ``max_concurrency``."""
         loop = asyncio.get_running_loop()
         gate = self._gates.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
-        await asyncio.to_thread(self._ensure_priors)
+        nothing = await asyncio.to_thread(self._gate.nothing_to_read, unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
         start = time.perf_counter()
         result = await acompute_kg_boost(
             self.store,
@@ -253,37 +247,10 @@ class GraphService:
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
-    def _ensure_priors(self) -> None:
-        """Once per service: store the prior of chunks written before priors existed (a graph
-        from an older trilha). Graph trouble is left to the boost's own degradation."""
-        if self._priors_ready:
-            return
-        try:
-            filled = backfill_priors(self.store, self.writer.weights, self.writer.batch_size)
-        except TrilhaError as e:
-            logger.warning("could not store the KG prior of older chunks: %s", e)
-            return
-        if filled:
-            logger.info("stored the KG prior of %d chunks written before priors existed", filled)
-        self._priors_ready = True
-
-    def _holds_evidence(self) -> bool:
-        """Whether some chunk has a positive KG prior; asked again after a write or after the
-        cache TTL (another process may write). True when the graph cannot say."""
-        now = self._clock()
-        if self._evidence is None or now - self._evidence[1] > self._cache.ttl_s:
-            try:
-                found = self._boost_pool.submit(self.store.run, cypher.any_evidence(), {})
-                self._evidence = (bool(found.result(self.boost_timeout_s)), now)
-            except Exception as e:  # the boost itself will degrade and say why
-                logger.debug("cannot tell whether the graph holds evidence: %s", e)
-                return True
-        return self._evidence[0]
-
     def _changed(self) -> None:
         """Forget what was read (a write happened)."""
         self._cache.clear()
-        self._evidence = None
+        self._gate.forget()
 
     def _log_boost(
         self,
@@ -377,5 +344,5 @@ class GraphService:
 
     def close(self) -> None:
         """Close the store (stopping an embedded server) and the boost threads."""
-        self._boost_pool.shutdown(wait=False, cancel_futures=True)
+        self._gate.close()
         self.store.close()
