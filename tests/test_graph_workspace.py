@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import SAMPLES, make_docs
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import ConfigurationError
+from trilha.errors import BadRequestError, ConfigurationError
 from trilha.ingest.loaders import load_path
 from trilha.llamaindex import KnowledgeGraphBoost, TrilhaRetriever
 from trilha.llamaindex.tools import graph_tools
@@ -181,3 +181,39 @@ def test_a_configured_extractor_feeds_the_graph(
             {"e": "rede privada"},
         )
         assert [r["id"] for r in rows] == ["onboarding#0", "pol-remote#0"]
+
+
+LICENCE = "legal/stj-software-licence-breach"
+
+
+def test_curated_evidence_does_not_lift_unrelated_documents(legal_ws: Workspace) -> None:
+    # the licence ruling carries a Criterio (peso alto) and a Prova: a prior of 3.5 on each chunk
+    assert legal_ws.graph is not None
+    rows = legal_ws.graph.store.run(
+        "MATCH (c:Chunk {doc_id: $d}) RETURN DISTINCT c.kg_prior AS p", {"d": LICENCE}
+    )
+    assert rows == [{"p": 3.5}]
+    for k in (5, 10):
+        hits = legal_ws.search("remote work requirements", top_k=k, kg=True).hits
+        assert LICENCE not in [h.unit.doc_id for h in hits[:5]]
+        assert all(h.scores.kg == 0.0 for h in hits if h.unit.doc_id == LICENCE)
+
+
+def test_ingest_records_refuses_phantoms_and_writes_nothing(
+    legal_ws: Workspace, tmp_path: Path
+) -> None:
+    assert legal_ws.graph is not None
+    docs, chunks = legal_ws.graph.doc_ids(), legal_ws.graph.chunk_ids()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"kind":"node","label":"Criterio","id":"Novo critério"}\n'
+        f'{{"kind":"edge","type":"HAS_CRITERIO","source":"Doc:{DEBT}",'
+        '"target":"Criterio:Novo critério"}\n'
+        '{"kind":"edge","type":"HAS_FATO","source":"Doc:juridico/nao-existe","target":"Fato:f"}\n'
+        f'{{"kind":"edge","type":"HAS_PROVA","source":"Chunk:{DEBT}#99","target":"Prova:p"}}\n'
+    )
+    with pytest.raises(BadRequestError, match="line 3: source Doc:juridico/nao-existe") as err:
+        legal_ws.ingest_records(bad)
+    assert f"line 4: source Chunk:{DEBT}#99 is not a unit" in str(err.value)
+    assert (legal_ws.graph.doc_ids(), legal_ws.graph.chunk_ids()) == (docs, chunks)
+    assert not legal_ws.graph.store.run("MATCH (c:Criterio {id: 'novo critério'}) RETURN c.id")

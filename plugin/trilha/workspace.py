@@ -349,12 +349,20 @@ class Workspace:
             errors.append(msg)
 
     def ingest_records(self, path: str | Path) -> int:
-        """Write explicit graph records (JSON/JSONL nodes and edges); returns how many."""
+        """Write explicit graph records (JSON/JSONL nodes and edges); returns how many.
+
+        The whole file is checked first: a malformed record, or one naming a document or unit
+        this workspace does not hold, refuses the file (one error listing the lines) and
+        nothing is written."""
         from trilha.graph.records import load_records
 
         graph = self._require_graph()
         records = load_records(Path(path))
-        graph.write_records(records)
+        graph.write_records(
+            records,
+            known_docs=self.store.doc_ids(),
+            known_units=[u.unit_id for u in self.searcher.lexical.units],
+        )
         return len(records)
 
     def rebuild_graph(self) -> int:

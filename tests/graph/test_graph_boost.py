@@ -16,6 +16,7 @@ from trilha.graph.boost import (
     BoostWeights,
     acompute_kg_boost,
     compute_kg_boost,
+    evidence_prior,
     normalise_boosts,
     raw_boost,
 )
@@ -34,31 +35,39 @@ W = BoostWeights()
         ({"criterios": [{"id": "a", "peso": 3.0}]}, 3.0),
         ({"criterios": [{"id": "a", "peso": None}, {"id": None, "peso": None}]}, 1.0),
         ({"criterios": [{"id": "a", "peso": 2.0}, {"id": "a", "peso": 2.0}]}, 2.0),  # distinct
+        ({"criterios": [{"id": "a", "peso": 1.0}, {"id": "a", "peso": 2.5}]}, 2.5),  # the max
         ({"fatos": ["f1", "f1", None], "provas": ["p1", "p2"]}, 0.5 + 1.0),
-        ({"entities": [{"id": "stj", "salience": 0.9}, {"id": None, "salience": None}]}, 0.9),
         (
-            {
-                "criterios": [{"id": "a", "peso": 1.5}],
-                "fatos": ["f"],
-                "provas": ["p"],
-                "entities": [{"id": "x", "salience": 0.25}],
-            },
-            1.5 + 0.5 + 0.5 + 0.25,
+            {"criterios": [{"id": "a", "peso": 1.5}], "fatos": ["f"], "provas": ["p"]},
+            1.5 + 0.5 + 0.5,
         ),
+    ],
+)
+def test_evidence_prior_table(row: dict[str, Any], expected: float) -> None:
+    assert evidence_prior(row, W) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({}, 0.0),
+        ({"prior": 3.0}, 3.0),
+        ({"prior": None, "entities": []}, 0.0),
+        ({"entities": [{"id": "stj", "salience": 0.9}, {"id": None, "salience": None}]}, 0.9),
+        ({"entities": [{"id": "x", "salience": 0.5}, {"id": "x", "salience": 0.25}]}, 0.5),
+        ({"prior": 2.5, "entities": [{"id": "x", "salience": 0.25}]}, 2.75),
     ],
 )
 def test_raw_boost_table(row: dict[str, Any], expected: float) -> None:
     assert raw_boost(row, W) == pytest.approx(expected)
 
 
-def test_raw_boost_weights() -> None:
-    row = {
-        "criterios": [{"id": "a", "peso": 2.0}],
-        "fatos": ["f"],
-        "entities": [{"id": "x", "salience": 0.5}],
-    }
+def test_weights() -> None:
     w = BoostWeights(criterio=0.5, fato=2.0, prova=0.0, entity=4.0)
-    assert raw_boost(row, w) == pytest.approx(0.5 * 2 + 2.0 * 1 + 4.0 * 0.5)
+    evidence = {"criterios": [{"id": "a", "peso": 2.0}], "fatos": ["f"], "provas": ["p"]}
+    assert evidence_prior(evidence, w) == pytest.approx(0.5 * 2 + 2.0 * 1)
+    row = {"prior": 1.0, "entities": [{"id": "x", "salience": 0.5}]}
+    assert raw_boost(row, w) == pytest.approx(1.0 + 4.0 * 0.5)
 
 
 @pytest.mark.parametrize(
@@ -108,15 +117,37 @@ def test_boost_on_the_graph(evidence: GraphStore) -> None:
 
 
 def test_boost_is_one_query(evidence: GraphStore) -> None:
-    rows = evidence.run(cypher.kg_boost(), {"unit_ids": UNITS, "entity_keys": ["stj"]})
+    probe = ConcurrencyProbe(evidence, delay_s=0.0)
+    for entities in (["stj"], []):
+        compute_kg_boost(probe, UNITS, entities, timeout_s=5.0)
+    assert probe.calls == 2
+    rows = evidence.run(cypher.kg_boost(True), {"unit_ids": UNITS, "entity_keys": ["stj"]})
     assert sorted(r["uid"] for r in rows) == sorted(UNITS[:3])
+    priors = {
+        r["uid"]: r["prior"] for r in evidence.run(cypher.kg_boost(False), {"unit_ids": UNITS})
+    }
+    assert priors == {"stj/resp-1#0": 4.0, "stj/resp-2#0": 1.5, "guide/graphrag#0": 0.0}
 
 
-def test_boost_entities_case_insensitive_and_blank_ignored(evidence: GraphStore) -> None:
-    result = compute_kg_boost(
-        evidence, ["guide/graphrag#0", "guide/old#0"], ["NEO4J", "", "  "], timeout_s=5.0
+def test_only_relevant_units_are_read_and_boosted(evidence: GraphStore) -> None:
+    probe = ConcurrencyProbe(evidence, delay_s=0.0)
+    gated = compute_kg_boost(probe, UNITS, ["stj"], timeout_s=5.0, relevant={"stj/resp-2#0"})
+    assert gated.raw == pytest.approx(
+        {"stj/resp-1#0": 0.0, "stj/resp-2#0": 2.4, "guide/graphrag#0": 0.0, "missing#0": 0.0}
     )
-    assert result.scores == pytest.approx({"guide/graphrag#0": 1.0, "guide/old#0": 0.4 / 0.6})
+    assert gated.scores["stj/resp-2#0"] == 1.0
+    none = compute_kg_boost(probe, UNITS, ["stj"], timeout_s=5.0, relevant=set())
+    assert set(none.scores.values()) == {0.0} and none.warning is None
+    assert probe.calls == 1  # nothing relevant: no query at all
+
+
+async def test_async_boost_is_gated_too(evidence: GraphStore) -> None:
+    result = await acompute_kg_boost(
+        evidence, UNITS, [], timeout_s=5.0, relevant={"stj/resp-1#0", "guide/graphrag#0"}
+    )
+    assert result.raw == pytest.approx(
+        {"stj/resp-1#0": 4.0, "stj/resp-2#0": 0.0, "guide/graphrag#0": 0.0, "missing#0": 0.0}
+    )
 
 
 async def test_async_boost_matches_and_respects_the_cap(evidence: GraphStore) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS, _e, counts, snapshot, unit
-from trilha.graph.ingest import GraphWriter, doc_rows, link_rows, pairs_of
-from trilha.graph.records import loads_records
+from trilha.errors import BadRequestError
+from trilha.graph.ingest import GraphWriter
+from trilha.graph.records import NodeRecord, loads_records
+from trilha.graph.rows import doc_rows, link_rows, pairs_of
 from trilha.graph.store import GraphStore
 
 RELATED = "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, r.weight AS w"
@@ -164,3 +166,33 @@ def test_doc_and_link_rows() -> None:
         ("guide/graphrag", "graphrag"),
         ("stj/resp-1", "juridico"),
     }
+
+
+def test_a_bad_record_writes_nothing(corpus: GraphStore) -> None:
+    before = snapshot(corpus)
+    good = loads_records(RECORDS)
+    built = NodeRecord(label="Fato", id="bad\x00id")  # built in code, never parsed
+    with pytest.raises(BadRequestError, match=r"record 13: id holds control character U\+0000"):
+        GraphWriter(corpus).write_records([*good, built])
+    assert snapshot(corpus) == before
+
+
+def test_records_naming_unknown_docs_or_units_are_refused_whole(corpus: GraphStore) -> None:
+    before = snapshot(corpus)
+    records = loads_records(
+        RECORDS
+        + '{"kind":"edge","type":"HAS_FATO","source":"Doc:nope","target":"Fato:f1"}\n'
+        + '{"kind":"edge","type":"REFERENCES","source":"Task:t1","target":"Chunk:stj/resp-1#7"}\n'
+    )
+    docs = {"guide/graphrag", "guide/old", "stj/resp-1", "stj/resp-2"}
+    units = {u.unit_id for u in UNITS}
+    with pytest.raises(BadRequestError) as err:
+        GraphWriter(corpus).write_records(records, known_docs=docs, known_units=units)
+    assert str(err.value) == (
+        "graph records refused: line 14: source Doc:nope is not a document of this workspace "
+        "(ingest it first or fix the id); line 15: target Chunk:stj/resp-1#7 is not a unit of "
+        "this workspace (ingest it first or fix the id)"
+    )
+    assert snapshot(corpus) == before  # no phantom Doc, nothing else either
+    stats = GraphWriter(corpus).write_records(records[:12], known_docs=docs, known_units=units)
+    assert (stats.nodes, stats.edges) == (5, 7)

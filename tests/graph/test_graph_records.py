@@ -11,6 +11,7 @@ from trilha.errors import BadRequestError
 from trilha.graph.records import (
     EdgeRecord,
     NodeRecord,
+    check_known,
     dump_records,
     load_records,
     loads_records,
@@ -100,3 +101,73 @@ def test_peso_words_and_refs() -> None:
     for bad in ("Doc:", ":x", "doc:x"):
         with pytest.raises(BadRequestError):
             split_ref(bad)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"kind":"node","label":"Fato","id":"bad\\u0000id"}', "id holds control character U+0000"),
+        ('{"kind":"node","label":"Criterio","id":"   "}', "id is empty"),
+        ('{"kind":"node","label":"Task","id":"t\\u0007"}', "id holds control character U+0007 at"),
+        (
+            '{"kind":"edge","type":"HAS_CRITERIO","source":"Doc:d","target":"Criterio: \\t"}',
+            "the id of Criterio holds control character U+0009",
+        ),
+        (
+            '{"kind":"edge","type":"HAS_FATO","source":"Doc:\\u0000","target":"Fato:f"}',
+            "the id of Doc holds control character U+0000",
+        ),
+        ('{"kind":"node","label":"User","id":"u","props":{"name":" "}}', "props.name is empty"),
+        ('{"kind":"node","label":"Fato","id":"f","props":{"text":"a\\u0000"}}', "props.text"),
+        (
+            '{"kind":"node","label":"Fato","id":"f","props":{"tags":["\\ud800"]}}',
+            "props.tags holds a NUL",
+        ),
+    ],
+)
+def test_control_characters_and_blank_ids_are_refused(line: str, expected: str) -> None:
+    text = '{"kind":"node","label":"Task","id":"ok"}\n' + line
+    with pytest.raises(BadRequestError) as err:
+        loads_records(text)
+    message = str(err.value)
+    assert f"line 2: {expected}" in message and "line 1" not in message
+    assert "\n" not in message
+
+
+def test_multiline_text_props_are_fine() -> None:
+    (r,) = loads_records('{"kind":"node","label":"Fato","id":"f","props":{"text":"a\\nb\\tc"}}')
+    assert isinstance(r, NodeRecord) and r.props["text"] == "a\nb\tc"
+
+
+def test_load_records_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind":"node","label":"Taks","id":"t"}\n')
+    with pytest.raises(BadRequestError, match=r"bad\.jsonl: invalid graph records: line 1:"):
+        load_records(bad)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes(b'{"kind":"node","label":"Task","id":"a\xe7\xe3o"}\n')
+    with pytest.raises(BadRequestError, match=r"latin\.jsonl: not UTF-8 text \(byte 37\)"):
+        load_records(latin)
+    with pytest.raises(BadRequestError, match="cannot read the records file"):
+        load_records(tmp_path / "missing.jsonl")
+
+
+def test_check_known_lists_every_phantom() -> None:
+    records = loads_records(
+        "\n".join(
+            [
+                '{"kind":"edge","type":"HAS_FATO","source":"Doc:d1","target":"Fato:f"}',
+                '{"kind":"edge","type":"HAS_FATO","source":"Doc:ghost","target":"Fato:f"}',
+                "",
+                '{"kind":"edge","type":"REFERENCES","source":"Task:t","target":"Chunk:d1#9"}',
+                '{"kind":"node","label":"Doc","id":"ghost2","props":{"title":"x"}}',
+            ]
+        )
+    )
+    with pytest.raises(BadRequestError) as err:
+        check_known(records, {"d1"}, {"d1#0"})
+    message = str(err.value)
+    assert message.startswith("graph records refused: line 2: source Doc:ghost is not a document")
+    assert "line 4: target Chunk:d1#9 is not a unit of this workspace" in message
+    assert "line 5: node Doc:ghost2" in message and "line 1" not in message
+    check_known(records, None, None)  # nothing known: nothing checked

@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS
+from tests.graph.test_graph_boost import ConcurrencyProbe
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.graph.bolt import BoltGraphStore
 from trilha.graph.falkordb import FalkorDBStore
 from trilha.graph.log import RetrievalLog
+from trilha.graph.records import loads_records
 from trilha.graph.service import GraphService, open_graph_store
 from trilha.graph.store import GraphStore
 from trilha.settings import TrilhaSettings
@@ -138,3 +140,19 @@ def test_open_bolt_store(arcadedb: object) -> None:
     assert "ArcadeDB" in store.server_agent()
     assert store.run("RETURN 1 AS one") == [{"one": 1}]
     store.close()
+
+
+def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_path: Path) -> None:
+    probe = ConcurrencyProbe(store, delay_s=0.0)
+    log = RetrievalLog(tmp_path / "log.jsonl")
+    service = GraphService(probe, log=log, boost_timeout_s=5.0)
+    service.ingest(UNITS, ENTITIES)
+    ids = ["stj/resp-1#0", "stj/resp-2#0"]
+    probe.calls = 0
+    for _ in range(3):
+        assert service.kg_boost(ids, ["", " "]).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.0}
+    assert probe.calls == 2 and log.read() == []  # the backfill check, then one evidence check
+    record = '{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-2","target":"Fato:f1"}'
+    service.write_records(loads_records(record))  # a write: ask again
+    assert service.kg_boost(ids, []).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 1.0}
+    assert [e.query["unit_ids"] for e in log.read()] == [ids]

@@ -1,13 +1,20 @@
 """Knowledge-graph boost (seed 001, stage 7): a 0–1 score per chunk from its graph neighbourhood.
 
-For each unit (chunk) one batched Cypher statement collects, via the chunk itself or its Doc:
-the Criterio nodes (with ``peso``), Fato and Prova nodes, and the query's entities the chunk
-mentions (matched case-insensitively by normalised name). Then, in pure Python::
+Two parts. The *prior* is query-independent: the Criterio nodes (with ``peso``), Fato and Prova
+nodes linked to the chunk or to its Doc, stored on the chunk as ``kg_prior`` whenever units,
+records or a document change (:mod:`trilha.graph.prior`). The *entity* part is the salience of the
+query's entities the chunk mentions (matched by normalised name). A query reads both for its
+candidates in ONE statement, then, in pure Python::
 
-    raw(u)   = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
+    prior(u) = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
              + w_fato × #distinct fatos + w_prova × #distinct provas
-             + w_entity × Σ salience of distinct query entities mentioned
+    raw(u)   = prior(u) + w_entity × Σ salience of distinct query entities mentioned
     boost(u) = raw(u) / max raw over the batch   (all 0 when nothing is connected)
+
+When the caller passes a ``relevant`` set (the candidates the retrieval sides already rank
+well), only those are read and scored; the others get 0. The graph then reorders what the text
+found instead of promoting what the query merely dragged into the pool
+(:mod:`trilha.retrieve.kg` says how the set is chosen and what it was measured against).
 
 Degradation policy: when the graph is unreachable, fails, or exceeds ``timeout_s``, the result
 is empty (callers keep unboosted scores) and carries a warning; these functions never raise for
@@ -19,8 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import Executor, Future
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -34,7 +41,9 @@ logger = logging.getLogger(__name__)
 
 
 class BoostWeights(BaseModel):
-    """How much each kind of graph evidence adds to a chunk's raw boost."""
+    """How much each kind of graph evidence adds to a chunk's raw boost. The criterio, fato
+    and prova weights are applied when the prior is stored (the graph writer's weights); the
+    entity weight at query time."""
 
     criterio: float = Field(1.0, ge=0, description="Per unit of Criterio peso.")
     fato: float = Field(0.5, ge=0, description="Per distinct Fato.")
@@ -50,25 +59,35 @@ class BoostResult(BaseModel):
     raw: dict[str, float] = Field(default_factory=dict, description="Raw boosts, for traces.")
 
 
-def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
-    """The raw boost of one unit from its Cypher row (criterios, fatos, provas, entities)."""
+def evidence_prior(row: Mapping[str, Any], weights: BoostWeights) -> float:
+    """The query-independent prior of one chunk from its evidence row (criterios, fatos,
+    provas), as :func:`trilha.graph.cypher.chunk_evidence` returns it."""
     crit: dict[str, float] = {}
     for c in row.get("criterios") or []:
         if c and c.get("id") is not None:
             peso = c.get("peso")
             crit[c["id"]] = max(crit.get(c["id"], 0.0), 1.0 if peso is None else float(peso))
-    ents: dict[str, float] = {}
-    for e in row.get("entities") or []:
-        if e and e.get("id") is not None:
-            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
     fatos = {f for f in row.get("fatos") or [] if f is not None}
     provas = {p for p in row.get("provas") or [] if p is not None}
     return (
         weights.criterio * sum(crit.values())
         + weights.fato * len(fatos)
         + weights.prova * len(provas)
-        + weights.entity * sum(ents.values())
     )
+
+
+def entity_part(entities: Sequence[Mapping[str, Any]] | None, weights: BoostWeights) -> float:
+    """``w_entity × Σ salience`` of the distinct query entities a chunk mentions."""
+    ents: dict[str, float] = {}
+    for e in entities or []:
+        if e and e.get("id") is not None:
+            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
+    return weights.entity * sum(ents.values())
+
+
+def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
+    """The raw boost of one unit from its boost row: stored ``prior`` plus the entity part."""
+    return float(row.get("prior") or 0.0) + entity_part(row.get("entities"), weights)
 
 
 def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
@@ -77,7 +96,8 @@ def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
     return {k: (v / top if top > 0 else 0.0) for k, v in raw.items()}
 
 
-def _keys(query_entities: Sequence[str]) -> list[str]:
+def entity_keys(query_entities: Sequence[str]) -> list[str]:
+    """The entity ids (normalised names) of the query's entities, blanks and NULs dropped."""
     return sorted(
         {
             normalise_name(n)
@@ -90,15 +110,23 @@ def _keys(query_entities: Sequence[str]) -> list[str]:
 def _rows(
     store: GraphStore, unit_ids: Sequence[str], keys: list[str], timeout_s: float
 ) -> list[Row]:
-    params = {"unit_ids": list(dict.fromkeys(unit_ids)), "entity_keys": keys}
-    return store.run(cypher.kg_boost(), params, timeout_s=timeout_s)
+    params: dict[str, Any] = {"unit_ids": list(dict.fromkeys(unit_ids))}
+    if keys:
+        params["entity_keys"] = keys
+    return store.run(cypher.kg_boost(bool(keys)), params, timeout_s=timeout_s)
 
 
 def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> BoostResult:
-    raw = {u: 0.0 for u in unit_ids}
+    raw = dict.fromkeys(unit_ids, 0.0)
     for row in rows:
         raw[row["uid"]] = raw_boost(row, weights)
     return BoostResult(scores=normalise_boosts(raw), raw=raw)
+
+
+def gated_ids(unit_ids: Sequence[str], relevant: Collection[str] | None) -> list[str]:
+    """The distinct units worth reading: all, or those in ``relevant``."""
+    ids = dict.fromkeys(unit_ids)
+    return list(ids) if relevant is None else [u for u in ids if u in relevant]
 
 
 def _failed(reason: str) -> BoostResult:
@@ -112,6 +140,24 @@ def _check_timeout(timeout_s: float) -> None:
         raise BadRequestError(f"timeout_s must be > 0, got {timeout_s!r}")
 
 
+def _start(
+    store: GraphStore, ids: list[str], keys: list[str], timeout_s: float, executor: Executor | None
+) -> Future[list[Row]]:
+    """The boost read, running on ``executor`` or a new daemon thread."""
+    if executor is not None:
+        return executor.submit(_rows, store, ids, keys, timeout_s)
+    future: Future[list[Row]] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(_rows(store, ids, keys, timeout_s))
+        except BaseException as e:  # handed to the caller's thread through the future
+            future.set_exception(e)
+
+    threading.Thread(target=work, name="trilha-kg-boost", daemon=True).start()
+    return future
+
+
 def compute_kg_boost(
     store: GraphStore | None,
     unit_ids: Sequence[str],
@@ -119,24 +165,26 @@ def compute_kg_boost(
     timeout_s: float = 2.0,
     *,
     weights: BoostWeights | None = None,
+    relevant: Collection[str] | None = None,
+    executor: Executor | None = None,
 ) -> BoostResult:
-    """Boosts for ``unit_ids`` with ONE graph query, within ``timeout_s`` (wall clock)."""
+    """Boosts for ``unit_ids`` with at most ONE graph query, within ``timeout_s`` (wall
+    clock); only ``relevant`` units are read and may score (all when None).
+
+    The query runs on ``executor`` (a long-lived pool: no thread to start per call) or, without
+    one, on a new daemon thread; either way the caller stops waiting at ``timeout_s``."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
-    future: Future[list[Row]] = Future()
-
-    def work() -> None:
-        try:
-            future.set_result(_rows(store, unit_ids, _keys(query_entities), timeout_s))
-        except BaseException as e:  # handed to the caller's thread through the future
-            future.set_exception(e)
-
-    threading.Thread(target=work, name="trilha-kg-boost", daemon=True).start()
+    wanted = gated_ids(unit_ids, relevant)
+    if not wanted:
+        return _scored(unit_ids, [], weights or BoostWeights())
     try:
-        rows = future.result(timeout=timeout_s)
+        rows = _start(store, wanted, entity_keys(query_entities), timeout_s, executor).result(
+            timeout_s
+        )
     except TimeoutError:
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
@@ -151,22 +199,25 @@ async def acompute_kg_boost(
     timeout_s: float = 2.0,
     *,
     weights: BoostWeights | None = None,
+    relevant: Collection[str] | None = None,
     batch_size: int | None = None,
     max_concurrency: int = 20,
     semaphore: asyncio.Semaphore | None = None,
 ) -> BoostResult:
     """Async boosts: one query per ``batch_size`` units (default: one for all), at most
     ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
-    Normalisation is over the whole set of units."""
+    Normalisation is over the whole set of units; ``relevant`` as in :func:`compute_kg_boost`."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
     if store is None:
         return _failed("no graph store configured")
-    ids = list(dict.fromkeys(unit_ids))
+    ids = gated_ids(unit_ids, relevant)
+    if not ids:
+        return _scored(unit_ids, [], weights or BoostWeights())
     size = batch_size or len(ids)
     gate = semaphore or asyncio.Semaphore(max_concurrency)
-    keys = _keys(query_entities)
+    keys = entity_keys(query_entities)
 
     async def one(batch: list[str]) -> list[Row]:
         async with gate:
@@ -179,4 +230,5 @@ async def acompute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(ids, [row for part in parts for row in part], weights or BoostWeights())
+    rows = [row for part in parts for row in part]
+    return _scored(unit_ids, rows, weights or BoostWeights())

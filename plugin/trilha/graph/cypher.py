@@ -79,10 +79,12 @@ def unlink_doc_stale(label: str, rel_type: str) -> str:
 
 
 def delete_stale_mentions() -> str:
-    """Delete a chunk's MENTIONS not in ``row.keep``; returns the entity ids touched."""
+    """Delete a chunk's extracted MENTIONS not in ``row.keep`` (record-origin ones stay);
+    returns the entity ids touched."""
     return (
         "UNWIND $rows AS row MATCH (c:Chunk {id: row.id})-[m:MENTIONS]->(e:Entity) "
-        "WHERE NOT e.id IN row.keep DELETE m RETURN DISTINCT e.id AS id"
+        "WHERE NOT e.id IN row.keep AND coalesce(m.origin, '') <> 'record' "
+        "DELETE m RETURN DISTINCT e.id AS id"
     )
 
 
@@ -306,12 +308,9 @@ def categories_of() -> str:
     )
 
 
-def kg_boost() -> str:
-    """Per chunk ``$unit_ids``: Criterio/Fato/Prova via its doc or itself, query entities.
-
-    One statement for the whole batch; the arithmetic happens in Python
-    (:func:`trilha.graph.boost.raw_boost`).
-    """
+def chunk_evidence() -> str:
+    """Per chunk ``$ids``: the Criterio (with ``peso``), Fato and Prova nodes linked to it or to
+    its Doc (read). Feeds the stored prior (:func:`trilha.graph.prior.evidence_prior`)."""
 
     def part(var: str, rel: str, label: str, alias: str, carried: str, value: str) -> str:
         return (
@@ -321,7 +320,7 @@ def kg_boost() -> str:
 
     crit = "{id: %s.id, peso: coalesce(%sr.peso, %s.peso)}"
     return (
-        "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
+        "UNWIND $ids AS uid MATCH (c:Chunk {id: uid}) OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
         "WITH uid, c, d "
         + part("d", "HAS_CRITERIO", "Criterio", "k1", "", crit % ("k1", "k1", "k1"))
         + part("c", "HAS_CRITERIO", "Criterio", "k2", ", k1_d", crit % ("k2", "k2", "k2"))
@@ -329,9 +328,85 @@ def kg_boost() -> str:
         + part("c", "HAS_FATO", "Fato", "f2", ", k1_d, k2_c, f1_d", "f2.id")
         + part("d", "HAS_PROVA", "Prova", "p1", ", k1_d, k2_c, f1_d, f2_c", "p1.id")
         + part("c", "HAS_PROVA", "Prova", "p2", ", k1_d, k2_c, f1_d, f2_c, p1_d", "p2.id")
-        + "OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity) WHERE e.id IN $entity_keys "
-        "WITH uid, k1_d, k2_c, f1_d, f2_c, p1_d, p2_c, "
-        "collect({id: e.id, salience: m.salience}) AS ents "
-        "RETURN uid, k1_d + k2_c AS criterios, f1_d + f2_c AS fatos, p1_d + p2_c AS provas, "
-        "ents AS entities"
+        + "RETURN uid, k1_d + k2_c AS criterios, f1_d + f2_c AS fatos, p1_d + p2_c AS provas"
+    )
+
+
+def set_kg_prior() -> str:
+    """Store each chunk's prior (rows: ``{id, prior}``)."""
+    return "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) SET c.kg_prior = row.prior"
+
+
+def chunks_without_prior() -> str:
+    """Ids of chunks that have no ``kg_prior`` yet (written before priors existed; read)."""
+    return "MATCH (c:Chunk) WHERE c.kg_prior IS NULL RETURN c.id AS id"
+
+
+def chunks_of_docs() -> str:
+    """Ids of the chunks of the docs ``$ids`` (read)."""
+    return "UNWIND $ids AS k MATCH (c:Chunk)-[:PART_OF]->(:Doc {id: k}) RETURN c.id AS id"
+
+
+def chunks_citing(label: str) -> str:
+    """Ids of the chunks linked to the ``label`` nodes ``$ids``, directly or via their Doc
+    (read)."""
+    head = f"UNWIND $ids AS k MATCH (x:{check_label(label)} {{id: k}})"
+    return (
+        f"{head}<-[]-(a:Chunk) RETURN a.id AS id UNION "
+        f"{head}<-[]-(:Doc)<-[:PART_OF]-(b:Chunk) RETURN b.id AS id"
+    )
+
+
+def all_ids(label: str) -> str:
+    """Ids of every ``label`` node (read)."""
+    return f"MATCH (n:{check_label(label)}) RETURN n.id AS id"
+
+
+def chunk_docs() -> str:
+    """``{id, doc}`` of the chunks ``$ids`` that exist: the Doc they are PART_OF, else their
+    ``doc_id`` property (read)."""
+    return (
+        "UNWIND $ids AS k MATCH (c:Chunk {id: k}) OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
+        "RETURN c.id AS id, coalesce(d.id, c.doc_id) AS doc"
+    )
+
+
+def record_edges_of_chunks(outgoing: bool) -> str:
+    """Record-origin relationships leaving (``outgoing``) or entering the chunks ``$ids``:
+    ``{type, label, id, props}`` of the other end (read)."""
+    pattern = "(c)-[r]->(x)" if outgoing else "(x)-[r]->(c)"
+    return (
+        f"UNWIND $ids AS k MATCH (c:Chunk {{id: k}}) MATCH {pattern} "
+        "WHERE r.origin = 'record' "
+        "RETURN type(r) AS type, labels(x)[0] AS label, x.id AS id, properties(r) AS props"
+    )
+
+
+def attach_to_doc(rel_type: str, label: str, outgoing: bool) -> str:
+    """Merge ``rel_type`` between Doc ``$doc`` and the ``label`` nodes ``row.id``, leaving the
+    Doc when ``outgoing``, and set ``row.props`` (rows: ``{id, props}``)."""
+    rel, other = check_rel_type(rel_type), check_label(label)
+    pattern = f"(d)-[e:{rel}]->(x)" if outgoing else f"(x)-[e:{rel}]->(d)"
+    return (
+        f"UNWIND $rows AS row MATCH (d:Doc {{id: $doc}}) MATCH (x:{other} {{id: row.id}}) "
+        f"MERGE {pattern} SET e += row.props"
+    )
+
+
+def any_evidence() -> str:
+    """One row when some chunk has a positive KG prior, none otherwise (read)."""
+    return "MATCH (c:Chunk) WHERE c.kg_prior > 0 RETURN c.id AS id LIMIT 1"
+
+
+def kg_boost(with_entities: bool) -> str:
+    """Per chunk ``$unit_ids``: its stored ``kg_prior`` and, ``with_entities``, the entities of
+    ``$entity_keys`` it mentions with their salience. One statement for the whole batch; the
+    arithmetic happens in Python (:func:`trilha.graph.boost.raw_boost`)."""
+    head = "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
+    if not with_entities:
+        return head + "RETURN uid, c.kg_prior AS prior"
+    return (
+        head + "OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity) WHERE e.id IN $entity_keys "
+        "WITH uid, c, collect({id: e.id, salience: m.salience}) AS ents "
+        "RETURN uid, c.kg_prior AS prior, ents AS entities"
     )

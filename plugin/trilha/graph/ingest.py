@@ -1,26 +1,40 @@
 """Writing the graph: text units (Doc/Chunk/Entity/MENTIONS/Category/Tag and co-occurrence
-RELATED), explicit records, and document deletion.
+RELATED), explicit records, document replacement and deletion, and orphan chunk removal.
 
 Every write is a batched ``UNWIND`` of ``MERGE``/``SET`` with deterministic values, so running the
-same input twice leaves the graph unchanged. Re-ingesting a unit replaces its mentions (mentions
-no longer extracted are deleted); RELATED co-occurrence counts are recomputed from the graph,
-never incremented. To replace a whole document whose chunking changed, ``delete_doc`` first.
+same input twice leaves the graph unchanged. Re-ingesting a unit replaces its extracted mentions
+(mentions no longer extracted are deleted); RELATED co-occurrence counts are recomputed from the
+graph, never incremented. A document whose content changed goes through :meth:`replace_doc`, which
+writes the new units first and then removes the chunks that no longer exist, keeping the Doc and
+the curated (record-origin) edges. Each write keeps the chunks' stored KG prior up to date
+(:mod:`trilha.graph.prior`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import combinations
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from trilha.errors import BadRequestError
 from trilha.graph import cypher
+from trilha.graph.boost import BoostWeights
 from trilha.graph.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
-from trilha.graph.model import NODE_SPECS, node_key, normalise_name
-from trilha.graph.records import EdgeRecord, NodeRecord
+from trilha.graph.model import EDGE_SPECS
+from trilha.graph.prior import chunks_of_docs, chunks_touched_by, refresh_priors
+from trilha.graph.records import EdgeRecord, NodeRecord, check_known, check_records
+from trilha.graph.rows import (
+    chunk_rows,
+    dedupe,
+    doc_rows,
+    edge_row,
+    link_rows,
+    node_row,
+    pairs_of,
+)
 from trilha.graph.store import GraphStore, batched, ensure_indexes, write_rows
 from trilha.types import TextUnit
 
@@ -37,6 +51,8 @@ class WriteStats(BaseModel):
     pairs: int = Field(0, description="Entity pairs whose RELATED edge was recomputed.")
     nodes: int = Field(0, description="Explicit node records.")
     edges: int = Field(0, description="Explicit edge records.")
+    removed: int = Field(0, description="Chunks removed (replace: no longer in the document).")
+    reattached: int = Field(0, description="Record edges of removed chunks moved to their Doc.")
 
 
 class DeleteStats(BaseModel):
@@ -49,91 +65,6 @@ class DeleteStats(BaseModel):
     tags: int = Field(0, description="Tags and categories removed because no doc uses them.")
 
 
-def _compact(props: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in props.items() if v is not None}
-
-
-def category_of(unit: TextUnit) -> str | None:
-    """A unit's category: ``extra['category']`` when it is a string, else ``tema``."""
-    value = unit.extra.get("category")
-    return value if isinstance(value, str) and value.strip() else unit.tema
-
-
-def updated_at_of(unit: TextUnit) -> str | None:
-    """``extra['updated_at']`` when set, else the content ``date``, else ``created_at``."""
-    value = unit.extra.get("updated_at")
-    return value if isinstance(value, str) and value else unit.date or unit.created_at
-
-
-def doc_rows(units: Sequence[TextUnit]) -> list[dict[str, Any]]:
-    """One ``{id, props}`` row per document (the last unit of a document wins)."""
-    docs: dict[str, dict[str, Any]] = {}
-    for u in units:
-        docs[u.doc_id] = {
-            "id": u.doc_id,
-            "props": _compact(
-                {
-                    "title": u.title,
-                    "updated_at": updated_at_of(u),
-                    "lang": u.lang.lower(),
-                    "owner_id": u.owner_id,
-                    "visibility": u.visibility,
-                    "hierarchy_level": u.hierarchy_level,
-                    "source_ref": u.source_ref,
-                }
-            ),
-        }
-    return list(docs.values())
-
-
-def chunk_rows(units: Sequence[TextUnit]) -> list[dict[str, Any]]:
-    """One ``{id, doc_id, props}`` row per unit."""
-    return [
-        {
-            "id": u.unit_id,
-            "doc_id": u.doc_id,
-            "props": {"doc_id": u.doc_id, "ordinal": u.ordinal, "lang": u.lang.lower()},
-        }
-        for u in units
-    ]
-
-
-Links = tuple[list[dict[str, Any]], list[dict[str, Any]]]
-
-
-def link_rows(units: Sequence[TextUnit]) -> tuple[Links, Links]:
-    """Category and tag links: ``([{doc, id, name}], [{doc, keep}])`` for each of the two."""
-    cats: dict[str, dict[str, str]] = {}
-    tags: dict[str, dict[str, str]] = {}
-    for u in units:
-        category = category_of(u)
-        names = [category] if category else []
-        cats.setdefault(u.doc_id, {}).update({normalise_name(n): n for n in names if n.strip()})
-        tags.setdefault(u.doc_id, {}).update({normalise_name(t): t for t in u.tags if t.strip()})
-    return _links(cats), _links(tags)
-
-
-def _links(by_doc: Mapping[str, Mapping[str, str]]) -> Links:
-    links = [
-        {"doc": d, "id": k, "name": n} for d, names in by_doc.items() for k, n in names.items()
-    ]
-    return links, [{"doc": d, "keep": sorted(names)} for d, names in by_doc.items()]
-
-
-def _dedupe(found: Sequence[ExtractedEntity]) -> dict[str, ExtractedEntity]:
-    best: dict[str, ExtractedEntity] = {}
-    for e in found:
-        key = normalise_name(e.name)
-        if key and (key not in best or e.salience > best[key].salience):
-            best[key] = e
-    return best
-
-
-def pairs_of(keys_by_salience: Sequence[str], top: int) -> set[tuple[str, str]]:
-    """Ordered ``(a, b)`` pairs, ``a < b``, among the ``top`` most salient entities of a chunk."""
-    return {(a, b) if a < b else (b, a) for a, b in combinations(keys_by_salience[:top], 2)}
-
-
 class GraphWriter:
     """Writes units, records and deletions into a :class:`GraphStore`."""
 
@@ -144,11 +75,13 @@ class GraphWriter:
         *,
         batch_size: int = 2000,
         pair_entities: int = 10,
+        weights: BoostWeights | None = None,
     ) -> None:
         self.store = store
         self.extractor = extractor or RuleEntityExtractor()
         self.batch_size = batch_size
         self.pair_entities = pair_entities
+        self.weights = weights or BoostWeights()
         self._schema_ready = False
 
     def ensure_schema(self) -> None:
@@ -183,7 +116,7 @@ class GraphWriter:
             self._write(cypher.link_doc(label, rel), links)
             self._drop_orphans(label, rel, unlinked)
         per_unit = {
-            u.unit_id: _dedupe(
+            u.unit_id: dedupe(
                 entities[u.unit_id]
                 if entities and u.unit_id in entities
                 else self.extractor.extract(u)
@@ -191,7 +124,12 @@ class GraphWriter:
             for u in units
         }
         stats = self._write_mentions(per_unit)
+        self.refresh_priors(per_unit)
         return stats.model_copy(update={"docs": len(docs), "chunks": len(chunks)})
+
+    def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
+        """Recompute the stored KG prior of ``chunk_ids``."""
+        return refresh_priors(self.store, chunk_ids, self.weights, self.batch_size)
 
     def _write_mentions(self, per_unit: Mapping[str, Mapping[str, ExtractedEntity]]) -> WriteStats:
         ents: dict[str, ExtractedEntity] = {}
@@ -245,19 +183,31 @@ class GraphWriter:
     def _drop_orphan_entities(self, ids: Iterable[str]) -> int:
         return self._drop_orphans("Entity", "MENTIONS", ids)
 
-    def delete_doc(self, doc_id: str) -> DeleteStats:
-        """Remove a document, its chunks and mentions, and entities/tags left orphaned."""
-        found = bool(self.store.run(cypher.node_by_id("Doc"), {"ids": [doc_id]}))
-        rows = self.store.run(cypher.doc_chunk_ids(), {"doc_id": doc_id})
-        chunk_ids = sorted({r["id"] for r in rows if r["id"] is not None})
+    def _remove_chunk_nodes(self, chunk_ids: Sequence[str]) -> int:
+        """Delete chunks with their mentions; recompute co-occurrence and salience of the
+        entities they mentioned and drop the orphans. Returns the entities removed."""
+        if not chunk_ids:
+            return 0
         entity_ids = [r["id"] for r in self.store.run(cypher.mentioned_by(), {"ids": chunk_ids})]
-        links = self.store.run(cypher.doc_links(), {"doc_id": doc_id})
-        if chunk_ids:
-            self.store.write(cypher.delete_nodes("Chunk"), {"ids": chunk_ids})
-        self.store.write(cypher.delete_nodes("Doc"), {"ids": [doc_id]})
+        for part in batched(chunk_ids, self.batch_size):
+            self.store.write(cypher.delete_nodes("Chunk"), {"ids": list(part)})
         self._refresh_pairs(self._pairs_touching(entity_ids))
         removed = self._drop_orphan_entities(entity_ids)
         self._write(cypher.refresh_entity_salience(), sorted(entity_ids))
+        return removed
+
+    def _doc_chunk_ids(self, doc_id: str) -> list[str]:
+        rows = self.store.run(cypher.doc_chunk_ids(), {"doc_id": doc_id})
+        return sorted({r["id"] for r in rows if r["id"] is not None})
+
+    def delete_doc(self, doc_id: str) -> DeleteStats:
+        """Remove a document, its chunks and mentions, and entities/tags left orphaned (record
+        edges to the Doc or its chunks go too: the document no longer exists)."""
+        found = bool(self.store.run(cypher.node_by_id("Doc"), {"ids": [doc_id]}))
+        chunk_ids = self._doc_chunk_ids(doc_id)
+        links = self.store.run(cypher.doc_links(), {"doc_id": doc_id})
+        removed = self._remove_chunk_nodes(chunk_ids)
+        self.store.write(cypher.delete_nodes("Doc"), {"ids": [doc_id]})
         tags = sum(
             self._drop_orphans(label, rel, [r["id"] for r in links if r["label"] == label])
             for label, rel in (("Tag", "HAS_TAG"), ("Category", "IN_CATEGORY"))
@@ -270,42 +220,109 @@ class GraphWriter:
             tags=tags,
         )
 
-    def write_records(self, records: Iterable[NodeRecord | EdgeRecord]) -> WriteStats:
-        """Upsert explicit records (validated by :mod:`trilha.graph.records`)."""
+    def replace_doc(
+        self,
+        doc_id: str,
+        units: Sequence[TextUnit],
+        entities: Mapping[str, Sequence[ExtractedEntity]] | None = None,
+    ) -> WriteStats:
+        """Make the graph hold ``units`` as the whole of document ``doc_id``.
+
+        The new units are written first (so a failure leaves the old or a superset, never
+        nothing); then the doc's chunks not among ``units`` are removed with their mentions.
+        The Doc node and every record-origin edge stay: a record edge of a removed chunk
+        (HAS_CRITERIO/HAS_FATO/HAS_PROVA from it, REFERENCES to it) moves to the Doc; one whose
+        type cannot end at a Doc (a record MENTIONS) goes with the chunk. No units at all means
+        the document is gone: :meth:`delete_doc`.
+        """
+        strangers = sorted({u.doc_id for u in units} - {doc_id})
+        if strangers:
+            raise BadRequestError(
+                f"replace_doc({doc_id!r}) got units of other documents: {', '.join(strangers)}"
+            )
+        if not units:
+            self.delete_doc(doc_id)
+            return WriteStats()
+        stats = self.upsert_units(units, entities)
+        keep = {u.unit_id for u in units}
+        stale = [c for c in self._doc_chunk_ids(doc_id) if c not in keep]
+        moved = self._reattach_to_doc(doc_id, stale)
+        self._remove_chunk_nodes(stale)
+        if moved:
+            self.refresh_priors(chunks_of_docs(self.store, [doc_id]))
+        return stats.model_copy(update={"removed": len(stale), "reattached": moved})
+
+    def _reattach_to_doc(self, doc_id: str, chunk_ids: Sequence[str]) -> int:
+        """Copy the record-origin edges of ``chunk_ids`` onto Doc ``doc_id``; how many."""
+        if not chunk_ids:
+            return 0
+        moved = 0
+        for outgoing in (True, False):
+            rows = self.store.run(cypher.record_edges_of_chunks(outgoing), {"ids": chunk_ids})
+            groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+            for r in rows:
+                spec = EDGE_SPECS.get(r["type"])
+                if spec is not None and "Doc" in (spec.sources if outgoing else spec.targets):
+                    groups[(r["type"], r["label"])].append({"id": r["id"], "props": r["props"]})
+            for (rel, label), group in groups.items():
+                extra = {"doc": doc_id}
+                statement = cypher.attach_to_doc(rel, label, outgoing)
+                moved += write_rows(self.store, statement, group, extra=extra)
+        return moved
+
+    def remove_chunks(
+        self, unit_ids: Sequence[str], *, keep_docs: Collection[str] | None = None
+    ) -> int:
+        """Remove the chunks ``unit_ids`` (orphans: the unit store lacks them) with their
+        mentions and the entities left orphaned; returns how many chunks existed.
+
+        A Doc left without chunks goes too (with its record edges), since the unit store holds
+        no unit of it, unless it is in ``keep_docs`` (documents the unit store still holds,
+        whose units are about to be written again).
+        """
+        ids = sorted(set(unit_ids))
+        rows = self.store.run(cypher.chunk_docs(), {"ids": ids}) if ids else []
+        found = sorted({r["id"] for r in rows})
+        self._remove_chunk_nodes(found)
+        docs = {r["doc"] for r in rows if r["doc"] is not None} - set(keep_docs or ())
+        emptied = sorted(d for d in docs if not self._doc_chunk_ids(d))
+        for doc in emptied:
+            self.delete_doc(doc)
+        return len(found)
+
+    def ids(self, label: str) -> set[str]:
+        """Ids of every ``label`` node (Chunk ids are unit ids, Doc ids doc ids)."""
+        return {r["id"] for r in self.store.run(cypher.all_ids(label), {})}
+
+    def write_records(
+        self,
+        records: Iterable[NodeRecord | EdgeRecord],
+        *,
+        known_docs: Collection[str] | None = None,
+        known_units: Collection[str] | None = None,
+    ) -> WriteStats:
+        """Upsert explicit records, all checked before any is written: valid
+        (:mod:`trilha.graph.records`), and naming only Docs in ``known_docs`` and Chunks in
+        ``known_units`` (when given). One :class:`BadRequestError` lists every bad record."""
+        batch = records if isinstance(records, Sequence) else list(records)
+        check_records(batch)
+        check_known(
+            batch,
+            None if known_docs is None else frozenset(known_docs),
+            None if known_units is None else frozenset(known_units),
+        )
         self.ensure_schema()
         nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
         edges: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-        for r in records:
+        for r in batch:
             if isinstance(r, NodeRecord):
-                nodes[r.label].append(_node_row(r))
+                nodes[r.label].append(node_row(r))
             else:
                 (sl, _), (tl, _) = r.endpoints()
-                edges[(r.type, sl, tl)].append(_edge_row(r))
+                edges[(r.type, sl, tl)].append(edge_row(r))
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
             self._write(cypher.upsert_edges(rel, sl, tl), rows)
+        self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))
-
-
-def _node_row(r: NodeRecord) -> dict[str, Any]:
-    props: dict[str, Any] = {**r.props, "origin": "record"}
-    if NODE_SPECS[r.label].named:
-        props.setdefault("name", r.id)
-    checked = NODE_SPECS[r.label].props.model_validate(props).model_dump(exclude_none=True)
-    return {"id": node_key(r.label, r.id), "props": checked}
-
-
-def _edge_row(r: EdgeRecord) -> dict[str, Any]:
-    """Row of an explicit edge; RELATED (undirected) is stored from the smaller id."""
-    (sl, si), (tl, ti) = r.endpoints()
-    s_key, t_key = node_key(sl, si), node_key(tl, ti)
-    if r.type == "RELATED" and s_key > t_key:
-        (si, s_key), (ti, t_key) = (ti, t_key), (si, s_key)
-    return {
-        "source": s_key,
-        "target": t_key,
-        "s_name": si if NODE_SPECS[sl].named else None,
-        "t_name": ti if NODE_SPECS[tl].named else None,
-        "props": {**r.props, "origin": "record"},
-    }

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -24,7 +24,13 @@ from pydantic import BaseModel
 
 from trilha.errors import ConfigurationError
 from trilha.graph import queries
-from trilha.graph.boost import BoostResult, acompute_kg_boost, compute_kg_boost
+from trilha.graph.boost import (
+    BoostResult,
+    acompute_kg_boost,
+    compute_kg_boost,
+    gated_ids,
+)
+from trilha.graph.boost_gate import BoostGate
 from trilha.graph.cache import TTLCache
 from trilha.graph.export import build_context, render_context_md
 from trilha.graph.extract import ExtractedEntity
@@ -89,6 +95,7 @@ class GraphService:
         self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._gate = BoostGate(store, self.writer.weights, boost_timeout_s, cache_ttl_s, clock)
 
     @classmethod
     def from_settings(
@@ -186,11 +193,30 @@ class GraphService:
             lambda r: len(r.items),
         )
 
-    def kg_boost(self, unit_ids: Sequence[str], query_entities: Sequence[str]) -> BoostResult:
-        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached)."""
+    def kg_boost(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        *,
+        relevant: Collection[str] | None = None,
+    ) -> BoostResult:
+        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
+        only ``relevant`` units are read and may score (every unit when None). When the query
+        names no entity and the graph holds no curated evidence, every boost is 0 and the
+        graph is not asked."""
+        nothing = self._gate.nothing_to_read(unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
         start = time.perf_counter()
-        result = compute_kg_boost(self.store, unit_ids, query_entities, self.boost_timeout_s)
-        self._log_boost(unit_ids, query_entities, result, start)
+        result = compute_kg_boost(
+            self.store,
+            unit_ids,
+            query_entities,
+            self.boost_timeout_s,
+            relevant=relevant,
+            executor=self._gate.pool,
+        )
+        self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
     async def akg_boost(
@@ -198,30 +224,49 @@ class GraphService:
         unit_ids: Sequence[str],
         query_entities: Sequence[str],
         *,
+        relevant: Collection[str] | None = None,
         batch_size: int | None = None,
     ) -> BoostResult:
-        """Async KG boost; all calls on one event loop share ``max_concurrency``."""
+        """Async KG boost (as :meth:`kg_boost`); all calls on one event loop share
+        ``max_concurrency``."""
         loop = asyncio.get_running_loop()
         gate = self._gates.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
+        nothing = await asyncio.to_thread(self._gate.nothing_to_read, unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
         start = time.perf_counter()
         result = await acompute_kg_boost(
             self.store,
             unit_ids,
             query_entities,
             self.boost_timeout_s,
+            relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
         )
-        self._log_boost(unit_ids, query_entities, result, start)
+        self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
+    def _changed(self) -> None:
+        """Forget what was read (a write happened)."""
+        self._cache.clear()
+        self._gate.forget()
+
     def _log_boost(
-        self, unit_ids: Sequence[str], entities: Sequence[str], result: BoostResult, start: float
+        self,
+        read: Sequence[str],
+        candidates: int,
+        entities: Sequence[str],
+        result: BoostResult,
+        start: float,
     ) -> None:
+        """Log a boost: the units read from the graph (the relevant ones) and how many
+        candidates there were."""
         if self.log is not None:
             query: dict[str, Any] = {
                 "op": "kg_boost",
-                "unit_ids": list(unit_ids),
+                "unit_ids": list(read),
+                "candidates": candidates,
                 "query_entities": list(entities),
                 "warning": result.warning,
             }
@@ -252,19 +297,52 @@ class GraphService:
         entities: Mapping[str, Sequence[ExtractedEntity]] | None = None,
     ) -> WriteStats:
         """Upsert units into the graph (clears the cache)."""
-        self._cache.clear()
+        self._changed()
         return self.writer.upsert_units(units, entities)
 
-    def write_records(self, records: Iterable[NodeRecord | EdgeRecord]) -> WriteStats:
-        """Upsert explicit records (clears the cache)."""
-        self._cache.clear()
-        return self.writer.write_records(records)
+    def write_records(
+        self,
+        records: Iterable[NodeRecord | EdgeRecord],
+        *,
+        known_docs: Collection[str] | None = None,
+        known_units: Collection[str] | None = None,
+    ) -> WriteStats:
+        """Upsert explicit records (clears the cache). All are checked first; records naming a
+        Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given) are refused with
+        one :class:`BadRequestError` that lists them, and nothing is written."""
+        self._changed()
+        return self.writer.write_records(records, known_docs=known_docs, known_units=known_units)
+
+    def replace_doc(self, doc_id: str, units: Sequence[TextUnit]) -> WriteStats:
+        """Replace document ``doc_id`` by ``units``, keeping its Doc node and curated (record)
+        edges (clears the cache); see :meth:`GraphWriter.replace_doc`."""
+        self._changed()
+        return self.writer.replace_doc(doc_id, units)
 
     def delete_doc(self, doc_id: str) -> DeleteStats:
-        """Delete a document from the graph (clears the cache)."""
-        self._cache.clear()
+        """Delete a document from the graph, record edges included (clears the cache)."""
+        self._changed()
         return self.writer.delete_doc(doc_id)
 
+    def chunk_ids(self) -> set[str]:
+        """Ids of every Chunk node (unit ids), to compare with the unit store."""
+        return self.writer.ids("Chunk")
+
+    def doc_ids(self) -> set[str]:
+        """Ids of every Doc node, whether or not it still holds chunks (a Doc without chunks
+        is one the unit store should explain, or an orphan)."""
+        return self.writer.ids("Doc")
+
+    def remove_chunks(
+        self, unit_ids: Sequence[str], *, keep_docs: Collection[str] | None = None
+    ) -> int:
+        """Remove orphan chunks (ids the unit store lacks), their mentions, orphaned entities,
+        and Docs left without chunks unless in ``keep_docs`` (clears the cache); returns how
+        many chunks existed. See :meth:`GraphWriter.remove_chunks`."""
+        self._changed()
+        return self.writer.remove_chunks(unit_ids, keep_docs=keep_docs)
+
     def close(self) -> None:
-        """Close the store (stopping an embedded server)."""
+        """Close the store (stopping an embedded server) and the boost threads."""
+        self._gate.close()
         self.store.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, NamedTuple, Protocol
 
@@ -33,6 +33,7 @@ from trilha.fusion import (
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr, check_keys
 from trilha.index.lexical import LexicalIndex
+from trilha.retrieve.kg import well_ranked
 from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
 
 Side = Literal["bm25", "semantic"]
@@ -50,9 +51,12 @@ class SideResult(NamedTuple):
 class KgBooster(Protocol):
     """Scores candidates from the knowledge graph (seed 001, stage 7)."""
 
-    def boost(self, query: str, unit_ids: Sequence[str]) -> tuple[dict[str, float], str | None]:
+    def boost(
+        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+    ) -> tuple[dict[str, float], str | None]:
         """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
-        graph is down or slow. Must never raise for backend trouble."""
+        graph is down or slow. Must never raise for backend trouble. Only ``relevant`` units
+        may get a boost (None: every unit)."""
         ...
 
 
@@ -190,7 +194,8 @@ class HybridSearcher:
     def _kg(
         self, text: str, sides: dict[Side, SideResult], params: SearchParams
     ) -> tuple[dict[str, float] | None, StageTrace | None]:
-        """The graph boost of the union of candidates, or None when off or unavailable."""
+        """The graph boost of the union of candidates, or None when off or unavailable; only
+        the candidates a side ranks well (:func:`well_ranked`) may be boosted."""
         if not params.kg:
             return None, None
         union = list(dict.fromkeys(uid for side in sides.values() for uid in side.scores))
@@ -202,7 +207,8 @@ class HybridSearcher:
                 note="kg boost requested but the workspace has no graph",
             )
         start = time.perf_counter()
-        scores, warning = self.booster.boost(text, union)
+        relevant = well_ranked(side.scores for side in sides.values())
+        scores, warning = self.booster.boost(text, union, relevant)
         stage = StageTrace(
             name="kg",
             latency_ms=_ms(start),

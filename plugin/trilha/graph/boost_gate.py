@@ -1,0 +1,84 @@
+"""What a KG boost needs before it reads: the thread pool its reads run on, the KG prior of
+chunks written before priors existed (stored once), and whether the graph holds any curated
+evidence at all, so that a query naming no entity skips the graph entirely."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from trilha.errors import TrilhaError
+from trilha.graph import cypher
+from trilha.graph.boost import BoostResult, BoostWeights, entity_keys
+from trilha.graph.prior import backfill_priors
+from trilha.graph.store import GraphStore
+
+logger = logging.getLogger(__name__)
+
+
+class BoostGate:
+    """Owned by :class:`trilha.graph.service.GraphService`; :meth:`forget` after every write."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        weights: BoostWeights,
+        timeout_s: float,
+        ttl_s: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store, self.weights, self.timeout_s, self.ttl_s = store, weights, timeout_s, ttl_s
+        self._clock = clock
+        self._priors_ready = False
+        self._evidence: tuple[bool, float] | None = None
+        # boost reads run here, so that a query starts no thread; a read stuck in the graph
+        # holds one worker, and callers still stop waiting at the timeout
+        self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
+
+    def nothing_to_read(
+        self, unit_ids: Sequence[str], query_entities: Sequence[str]
+    ) -> BoostResult | None:
+        """All-zero boosts when the graph cannot raise any (no query entity, no curated
+        evidence), else None; first stores the priors older chunks lack."""
+        self._ensure_priors()
+        if entity_keys(query_entities) or self._holds_evidence():
+            return None
+        zeros = dict.fromkeys(unit_ids, 0.0)
+        return BoostResult(scores=zeros, raw=dict(zeros))
+
+    def forget(self) -> None:
+        """The graph was written: ask again whether it holds evidence."""
+        self._evidence = None
+
+    def close(self) -> None:
+        """Stop the pool (a read in flight finishes on its own)."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _ensure_priors(self) -> None:
+        """Once: store the prior of chunks written before priors existed (a graph from an older
+        trilha). Graph trouble is left to the boost's own degradation."""
+        if self._priors_ready:
+            return
+        try:
+            filled = backfill_priors(self.store, self.weights)
+        except TrilhaError as e:
+            logger.warning("could not store the KG prior of older chunks: %s", e)
+            return
+        if filled:
+            logger.info("stored the KG prior of %d chunks written before priors existed", filled)
+        self._priors_ready = True
+
+    def _holds_evidence(self) -> bool:
+        """Whether some chunk has a positive KG prior; asked again after a write or after
+        ``ttl_s`` (another process may write). True when the graph cannot say."""
+        now = self._clock()
+        if self._evidence is None or now - self._evidence[1] > self.ttl_s:
+            try:
+                found = self.pool.submit(self.store.run, cypher.any_evidence(), {})
+                self._evidence = (bool(found.result(self.timeout_s)), now)
+            except Exception as e:  # the boost itself will degrade and say why
+                logger.debug("cannot tell whether the graph holds evidence: %s", e)
+                return True
+        return self._evidence[0]

@@ -1,0 +1,71 @@
+"""The stored KG prior: each Chunk's query-independent evidence score, kept as ``kg_prior``.
+
+The prior (:func:`trilha.graph.boost.evidence_prior`) sums the Criterio, Fato and Prova nodes
+linked to a chunk or to its Doc. It changes only when those links change, so it is computed at
+write time and a query reads it with its candidates in one statement:
+
+* units written: their chunks (a new chunk inherits its Doc's evidence);
+* records written: the chunks of every Doc or Chunk a ``HAS_CRITERIO``/``HAS_FATO``/``HAS_PROVA``
+  edge leaves, and the chunks citing a Criterio whose node record may change its ``peso``;
+* a document replaced: all its chunks, once record edges of removed chunks moved to the Doc;
+* a document deleted: nothing (its chunks are gone; other chunks' evidence is unchanged);
+* chunks written before priors existed: :func:`backfill_priors`, on the first boost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from trilha.graph import cypher
+from trilha.graph.boost import BoostWeights, evidence_prior
+from trilha.graph.model import node_key
+from trilha.graph.records import EdgeRecord, NodeRecord
+from trilha.graph.store import GraphStore, batched, write_rows
+
+#: Relationship types whose edges are evidence for the prior.
+EVIDENCE_RELS = frozenset({"HAS_CRITERIO", "HAS_FATO", "HAS_PROVA"})
+
+
+def refresh_priors(
+    store: GraphStore, chunk_ids: Iterable[str], weights: BoostWeights, batch_size: int = 2000
+) -> int:
+    """Recompute and store ``kg_prior`` of ``chunk_ids``; returns how many chunks were set."""
+    ids = sorted(set(chunk_ids))
+    rows: list[dict[str, Any]] = []
+    for part in batched(ids, batch_size):
+        found = store.run(cypher.chunk_evidence(), {"ids": list(part)})
+        rows.extend({"id": r["uid"], "prior": evidence_prior(r, weights)} for r in found)
+    write_rows(store, cypher.set_kg_prior(), rows, batch_size=batch_size)
+    return len(rows)
+
+
+def chunks_of_docs(store: GraphStore, doc_ids: Iterable[str]) -> set[str]:
+    """Ids of the chunks of ``doc_ids``."""
+    ids = sorted(set(doc_ids))
+    return {r["id"] for r in store.run(cypher.chunks_of_docs(), {"ids": ids})} if ids else set()
+
+
+def chunks_touched_by(store: GraphStore, records: Iterable[NodeRecord | EdgeRecord]) -> set[str]:
+    """The chunks whose prior ``records`` may change (see the module docstring)."""
+    docs: set[str] = set()
+    chunks: set[str] = set()
+    criterios: set[str] = set()
+    for r in records:
+        if isinstance(r, NodeRecord):
+            if r.label == "Criterio":
+                criterios.add(node_key("Criterio", r.id))
+        elif r.type in EVIDENCE_RELS:
+            (label, raw), _ = r.endpoints()
+            (docs if label == "Doc" else chunks).add(raw)
+    found = chunks | chunks_of_docs(store, docs)
+    if criterios:
+        rows = store.run(cypher.chunks_citing("Criterio"), {"ids": sorted(criterios)})
+        found |= {r["id"] for r in rows}
+    return found
+
+
+def backfill_priors(store: GraphStore, weights: BoostWeights, batch_size: int = 2000) -> int:
+    """Store the prior of every chunk that has none (a graph written before priors existed)."""
+    missing = [r["id"] for r in store.run(cypher.chunks_without_prior(), {})]
+    return refresh_priors(store, missing, weights, batch_size) if missing else 0
