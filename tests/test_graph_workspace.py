@@ -14,7 +14,7 @@ from tests.conftest import SAMPLES, make_docs
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
-from trilha.ingest.loaders import load_path
+from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.llamaindex import KnowledgeGraphBoost, TrilhaRetriever
 from trilha.llamaindex.tools import graph_tools
 from trilha.settings import TrilhaSettings
@@ -217,3 +217,45 @@ def test_ingest_records_refuses_phantoms_and_writes_nothing(
     assert f"line 4: source Chunk:{DEBT}#99 is not a unit" in str(err.value)
     assert (legal_ws.graph.doc_ids(), legal_ws.graph.chunk_ids()) == (docs, chunks)
     assert not legal_ws.graph.store.run("MATCH (c:Criterio {id: 'novo critério'}) RETURN c.id")
+
+
+def _evidence_edges(ws: Workspace, doc_id: str) -> int:
+    assert ws.graph is not None
+    rows = ws.graph.store.run(
+        "MATCH (d:Doc {id: $d})-[r]->(x) WHERE type(r) IN ['HAS_CRITERIO', 'HAS_FATO', "
+        "'HAS_PROVA'] RETURN count(r) AS n",
+        {"d": doc_id},
+    )
+    return int(rows[0]["n"])
+
+
+def test_editing_a_document_keeps_its_curated_graph_evidence(
+    legal_ws: Workspace, tmp_path: Path
+) -> None:
+    (debt,) = [d for d in legal_ws.load(SAMPLES) if getattr(d, "doc_id", None) == DEBT]
+    assert isinstance(debt, SourceDocument)
+    before = _evidence_edges(legal_ws, DEBT)
+    assert before == 4
+    edited = debt.model_copy(update={"text": debt.text + "\n\nNota do editor: revisado."})
+    report = legal_ws.ingest([edited])
+    assert report.docs_updated == 1 and not report.errors
+    assert _evidence_edges(legal_ws, DEBT) == before
+    hits = legal_ws.search("prazo prescricional cobrança dívida", top_k=5).hits
+    assert any(h.unit.doc_id == DEBT and (h.scores.kg or 0) > 0 for h in hits)
+    assert legal_ws.check().consistent
+
+
+def test_graph_orphans_are_removed_when_the_workspace_opens(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    from trilha.types import TextUnit
+
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+        ws.ingest(make_docs()[:3])
+        assert ws.graph is not None
+        ws.graph.ingest([TextUnit(unit_id="ghost#0", doc_id="ghost", text="Orphan ACME unit")])
+        assert "ghost#0" in ws.check().graph.orphans  # type: ignore[union-attr]
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+        found = ws.check()
+        assert found.consistent and found.graph is not None and found.graph.count == 3
+        assert ws.graph is not None and "ghost" not in ws.graph.doc_ids()

@@ -177,7 +177,7 @@ class Workspace:
         graph, graph_error = None, self.graph_warning
         if self.graph is not None:
             try:
-                graph = IndexDiff.of(truth, self._graph_chunk_ids())
+                graph = IndexDiff.of(truth, self.graph.chunk_ids())
             except Exception as e:  # a graph that is down is reported, never fatal
                 graph_error = f"graph not checked ({type(e).__name__}: {e})"
                 log.warning(graph_error)
@@ -232,7 +232,7 @@ class Workspace:
         errors: list[str] = []
         for doc_id in doc_ids:
             mine = [u for u in units if u.doc_id == doc_id]
-            self._graph_write(errors, doc_id, mine, True)
+            self._graph_write(errors, doc_id, mine)
         self.store.clear_pending(doc_ids)
 
     @staticmethod
@@ -320,9 +320,7 @@ class Workspace:
             self.dense,
             self.embedder,
             max_words=max_words,
-            on_doc_written=lambda doc_id, units, existed: self._graph_write(
-                errors, doc_id, units, existed
-            ),
+            on_doc_written=lambda doc_id, units: self._graph_write(errors, doc_id, units),
         )
         try:
             report = pipeline.run(documents, progress=progress, total=total)
@@ -331,18 +329,14 @@ class Workspace:
         report.errors.extend(errors)
         return report
 
-    def _graph_write(
-        self, errors: list[str], doc_id: str, units: list[TextUnit], existed: bool
-    ) -> None:
-        """Write a committed document into the graph; graph trouble is recorded, never fatal
-        (the unit store stays the truth and :meth:`repair` re-syncs the graph)."""
+    def _graph_write(self, errors: list[str], doc_id: str, units: list[TextUnit]) -> None:
+        """Write a committed document into the graph, new state before old is removed
+        (curated record edges survive; no units means the document is gone). Graph trouble is
+        recorded, never fatal: the unit store stays the truth and :meth:`repair` re-syncs."""
         if self.graph is None:
             return
         try:
-            if existed:
-                self.graph.delete_doc(doc_id)
-            if units:
-                self.graph.ingest(units)
+            self.graph.replace_doc(doc_id, units)
         except Exception as e:
             msg = f"graph ingest failed for {doc_id} ({type(e).__name__}: {e}); run trilha doctor"
             log.warning(msg)
@@ -373,24 +367,24 @@ class Workspace:
             graph.ingest(units[start : start + 2000])
         return len(units)
 
-    def _graph_chunk_ids(self) -> set[str]:
-        assert self.graph is not None
-        rows = self.graph.store.run("MATCH (c:Chunk) RETURN c.id AS id", {})
-        return {str(r["id"]) for r in rows}
-
     def _repair_graph(self, diff: IndexDiff) -> None:
-        """Write the units the graph lacks (a workspace made before the graph existed, a lost
-        graph folder, an interrupted write)."""
-        log.warning("graph lacks %d units; writing them", len(diff.missing))
-        units = list(self.store.get(diff.missing).values())
-        errors: list[str] = []
-        for start in range(0, len(units), 2000):
-            try:
-                self.graph.ingest(units[start : start + 2000])  # type: ignore[union-attr]
-            except Exception as e:
-                errors.append(str(e))
-                log.warning("graph repair failed (%s); the graph stays behind", e)
-                return
+        """Remove the chunks the unit store lacks and write the units the graph lacks (a
+        workspace made before the graph existed, a lost graph folder, an interrupted write).
+        Graph trouble is logged, never fatal: the graph stays behind and doctor says so."""
+        graph = self.graph
+        if graph is None:
+            return
+        try:
+            if diff.orphans:
+                log.warning("graph holds %d units the store lacks; removing", len(diff.orphans))
+                graph.remove_chunks(diff.orphans, keep_docs=set(self.store.doc_ids()))
+            if diff.missing:
+                log.warning("graph lacks %d units; writing them", len(diff.missing))
+                units = list(self.store.get(diff.missing).values())
+                for start in range(0, len(units), 2000):
+                    graph.ingest(units[start : start + 2000])
+        except Exception as e:
+            log.warning("graph repair failed (%s: %s); the graph stays behind", type(e).__name__, e)
 
     def _require_graph(self) -> GraphService:
         if self.graph is None:

@@ -38,8 +38,8 @@ from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
 
-#: Called with (doc_id, its new units, whether it existed) once the document is committed.
-DocHook = Callable[[str, list[TextUnit], bool], None]
+#: Called with (doc_id, its new units) once the document is committed (the graph's replace).
+DocHook = Callable[[str, list[TextUnit]], None]
 
 
 @dataclass
@@ -202,7 +202,7 @@ class IngestPipeline:
             if stale:
                 self.dense.delete_units(stale)
             if self.on_doc_written is not None:
-                self.on_doc_written(p.doc.doc_id, p.units, p.existed)
+                self.on_doc_written(p.doc.doc_id, p.units)
             report.docs_updated += p.existed
             report.docs_added += not p.existed
             report.units_written += len(p.units)
