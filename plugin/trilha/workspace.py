@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import ValidationError
 
 from trilha.consistency import Consistency, IndexDiff
 from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError
+from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError, one_line
 from trilha.fusion import Weights
 from trilha.graph.extract import EntityExtractor
 from trilha.graph.ingest import GraphWriter
@@ -437,6 +438,7 @@ class Workspace:
         s = self.settings
         if kg is None:
             kg = s.kg_boost and s.graph_backend != "none"
+        expr = coerce_filters(filters)
         try:
             return SearchParams(
                 top_k=s.top_k if top_k is None else top_k,
@@ -448,11 +450,11 @@ class Workspace:
                 candidate_cap=s.candidate_cap,
                 doc_penalty=s.doc_penalty,
                 sides=sides,
-                filters=coerce_filters(filters),
+                filters=expr,
                 kg=kg,
             )
-        except ValueError as e:
-            raise BadRequestError(f"invalid search parameters: {e}") from e
+        except ValidationError as e:
+            raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
 
     @property
     def reranker(self) -> Reranker:

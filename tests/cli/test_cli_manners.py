@@ -152,3 +152,25 @@ def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fresh = tmp_path / "fresh-ws"
+    assert main(["ingest", "-q", "-w", str(fresh), str(tmp_path / "no-such-docs")]) == 2
+    assert "no-such-docs does not exist" in capsys.readouterr().err
+    assert not fresh.exists()  # a wrong path does not leave a workspace behind
+    ws = str(tmp_path / "ws")
+    assert main(["ingest", "-q", "-w", ws, str(_corpus(tmp_path / "docs"))]) == 0
+    capsys.readouterr()
+    for argv, says in (
+        (["query", "vpn", "-k", "0"], "invalid search parameters: top_k: input should be greater"),
+        (["query", "vpn", "--tags", ""], "tags"),
+        (["ingest", "--delete", "nope-doc"], "no document 'nope-doc' in workspace"),
+        (["graph", "subgraph", "NOPE"], "no document 'NOPE' in workspace"),
+        (["graph", "mermaid", "NOPE"], "no document 'NOPE' in workspace"),
+    ):
+        assert main([*argv, "-w", ws]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err and "pydantic" not in err, (argv, err)

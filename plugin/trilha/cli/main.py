@@ -54,7 +54,7 @@ def _open(args: argparse.Namespace, *, create: bool = False, repair: bool = True
 
 def _filters(args: argparse.Namespace) -> dict[str, Any] | None:
     f: dict[str, Any] = {}
-    if args.tags:
+    if args.tags is not None:  # --tags "" is an empty list, refused with a clear line
         f["tags"] = [t.strip() for t in args.tags.split(",") if t.strip()]
     for name in ("lang", "setor", "tema", "ministro", "resultado"):
         value = getattr(args, name)
@@ -85,9 +85,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         raise BadRequestError(
             "nothing to do: give files or folders to ingest, --delete or --records"
         )
+    for path in [*args.paths, *(args.records or [])]:
+        if not Path(path).exists():  # checked before a workspace is created for nothing
+            raise BadRequestError(f"{path} does not exist; check the path")
     refused = 0
     with _open(args, create=True) as ws:
         for doc_id in args.delete or []:
+            if ws.store.doc_hash(doc_id) is None:
+                raise BadRequestError(
+                    f"no document {doc_id!r} in workspace {ws.path}; nothing deleted"
+                )
             n = ws.delete(doc_id)
             _say(args, f"deleted {doc_id}: {n} units")
         for path in args.paths:
@@ -253,6 +260,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
         graph = ws._require_graph()
         names = getattr(args, "entity", None) or None
         op = args.graph_command
+        doc_id = getattr(args, "doc_id", None)
+        if doc_id is not None and ws.store.doc_hash(doc_id) is None:
+            raise BadRequestError(
+                f"no document {doc_id!r} in workspace {ws.path}; `trilha query` finds doc ids"
+            )
         if op == "records":
             print(f"{ws.ingest_records(Path(args.file))} records written")
             return 0
@@ -294,7 +306,7 @@ def _graph_text(result: Any) -> str:
     if "items" in data:
         return (
             "\n".join(
-                f"{i}. [{it['score']:.3f}] {it['doc_id']} — {it['title']}\n   "
+                f"{i}. [{it['score']:.3f}] {it['doc_id']} — {it['title'] or '(untitled)'}\n   "
                 + "; ".join(it["reasons"])
                 for i, it in enumerate(data["items"], 1)
             )
@@ -304,7 +316,7 @@ def _graph_text(result: Any) -> str:
     lines = [f"{len(nodes)} nodes, {len(data['edges'])} edges"]
     lines += [f"  {e['source']} -[{e['type']}]-> {e['target']}" for e in data["edges"]]
     meta = data.get("constraints") or data.get("meta") or {}
-    lines.append(f"  limits: {meta}")
+    lines.append(f"  limits: {json.dumps(meta, ensure_ascii=False)}")
     return "\n".join(lines)
 
 

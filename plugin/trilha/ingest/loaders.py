@@ -169,7 +169,7 @@ def _jsonl_documents(path: Path) -> Iterator[Loaded]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as e:
-            yield Refusal(where, f"not valid JSON ({e.msg} at column {e.colno})")
+            yield Refusal(where, f"not valid JSON ({e.msg}, column {e.colno})")
             continue
         if not isinstance(row, dict):
             yield Refusal(where, "each line must be a JSON object")

@@ -111,7 +111,8 @@ class IngestPipeline:
         start = time.perf_counter()
         batch: list[_Pending] = []
         n_units = 0
-        bar = tqdm(unit="unit", desc="ingest", disable=not progress)
+        # shown on a terminal only (disable=None), and only when asked for
+        bar = tqdm(unit="unit", desc="ingest", disable=None if progress else True)
         seen: dict[str, str] = {}
         for item in documents:
             pending = self._prepare(item, seen, report)
@@ -174,7 +175,7 @@ class IngestPipeline:
 
     @staticmethod
     def _refuse(report: IngestReport, refusal: Refusal) -> None:
-        log.warning("refused %s", refusal)
+        log.info("refused %s", refusal)  # the report carries it; callers show it
         report.refused.append(refusal)
 
     def _encode_and_upsert(self, units: Sequence[TextUnit], report: IngestReport, bar: Any) -> None:
