@@ -310,7 +310,6 @@ class Workspace:
         self,
         documents: Iterable[Loaded],
         progress: bool = False,
-        total: int | None = None,
         max_words: int = 180,
     ) -> IngestReport:
         """Index documents; unchanged ones are skipped, changed ones replaced, bad ones refused
@@ -324,7 +323,7 @@ class Workspace:
             on_doc_written=lambda doc_id, units: self._graph_write(errors, doc_id, units),
         )
         try:
-            report = pipeline.run(documents, progress=progress, total=total)
+            report = pipeline.run(documents, progress=progress)
         finally:
             self._refresh()
         report.errors.extend(errors)

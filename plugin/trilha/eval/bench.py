@@ -167,7 +167,7 @@ def bench_ingest(
         Workspace.open(tmp, settings, embedder=embedder) as fresh,
     ):
         start = time.perf_counter()
-        report = fresh.ingest(docs, progress=progress, total=len(docs))
+        report = fresh.ingest(docs, progress=progress)
         seconds = time.perf_counter() - start
     texts = [index_text(u) for d in docs for u in chunk_document(d)]
     start = time.perf_counter()
@@ -334,7 +334,7 @@ def bench_scale(
     with tempfile.TemporaryDirectory(prefix="trilha-bench-scale-") as tmp:
         start = time.perf_counter()
         with Workspace.open(tmp, settings, embedder=RandomEmbedder(vectors.shape[1])) as ws:
-            ws.ingest(synthetic_documents(n, words, cdf), progress=progress, total=n)
+            ws.ingest(synthetic_documents(n, words, cdf), progress=progress)
             build = time.perf_counter() - start
             row = {t: i for i, t in enumerate(texts)}
             plain, plain_traces = time_calls(
@@ -401,7 +401,7 @@ def run_bench(
     with Workspace.open(
         folder, settings, reranker=_reranker(reranker, rerank_backend, rerank_precision, folder)
     ) as ws:
-        ws.ingest(ds.documents(), progress=progress, total=ds.corpus_size())
+        ws.ingest(ds.documents(), progress=progress)
         result["systems"], result["stages"] = bench_systems(
             ws, texts, reranker is not None, progress
         )

@@ -88,7 +88,7 @@ def open_score_cache(ws: Workspace, options: RerankOptions) -> ScoreCache:
 
 
 def _ingest(ws: Workspace, ds: BeirDataset, progress: bool) -> dict[str, Any]:
-    report = ws.ingest(ds.documents(), progress=progress, total=ds.corpus_size())
+    report = ws.ingest(ds.documents(), progress=progress)
     return {
         "docs_seen": report.docs_seen,
         "docs_added": report.docs_added,

@@ -101,12 +101,9 @@ class IngestPipeline:
         self.encode_batch = encode_batch
         self.on_doc_written = on_doc_written
 
-    def run(
-        self, documents: Iterable[Loaded], progress: bool = True, total: int | None = None
-    ) -> IngestReport:
+    def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
         """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
-
-        ``total`` is accepted for compatibility and ignored: the bar counts units encoded."""
+        The progress bar counts units encoded."""
         report = IngestReport()
         start = time.perf_counter()
         batch: list[_Pending] = []
