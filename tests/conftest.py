@@ -7,18 +7,41 @@ from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from trilha.access import Principal
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.settings import TrilhaSettings
+from trilha.types import TextUnit
 from trilha.workspace import Workspace
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLES = Path(str(files("trilha.samples") / "corpus"))
+#: Sees every sample document but private notes (member of both sample orgs, top clearance).
+READER = Principal(
+    user_id="test-reader",
+    org_ids=["acme", "beta"],
+    project_ids=["atlas"],
+    roles=["board", "finance", "it"],
+    hierarchy_level=9,
+    clearance=9,
+)
+
+
+def random_dense(mode: str, folder: Path, units: list[TextUnit]) -> DenseIndex:
+    """A dense index (``edge`` or ``local``) holding ``units`` with random 8-d unit vectors."""
+    index = open_dense_index(
+        mode=mode, path=folder, url=None, api_key=None, collection="t", dimension=8
+    )
+    vectors = np.random.default_rng(1).standard_normal((len(units), 8)).astype(np.float32)
+    index.upsert(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    return index
 
 
 @pytest.fixture(scope="session")

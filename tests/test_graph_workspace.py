@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLES, make_docs
+from tests.conftest import READER, SAMPLES, make_docs
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
@@ -34,11 +34,11 @@ def legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[
 
 
 def _top_doc(ws: Workspace, query: str, **kwargs: object) -> str:
-    return ws.search(query, top_k=3, **kwargs).hits[0].unit.doc_id  # type: ignore[arg-type]
+    return ws.search(query, top_k=3, principal=READER, **kwargs).hits[0].unit.doc_id  # type: ignore[arg-type]
 
 
 def _rank(ws: Workspace, query: str, doc_id: str, kg: bool) -> int:
-    docs = [h.unit.doc_id for h in ws.search(query, top_k=10, kg=kg).hits]
+    docs = [h.unit.doc_id for h in ws.search(query, top_k=10, kg=kg, principal=READER).hits]
     return docs.index(doc_id) + 1
 
 
@@ -46,9 +46,9 @@ def test_kg_boost_lifts_the_decision_with_criteria(legal_ws: Workspace) -> None:
     # a debt-collection question: the right document is the decision on the 5-year limitation,
     # which the graph links to two Criterios (peso alto and 2), a Fato and a Prova
     query = "quanto tempo tenho para cobrar"
-    plain = legal_ws.search(query, top_k=3, kg=False)
+    plain = legal_ws.search(query, top_k=3, kg=False, principal=READER)
     assert plain.hits[0].unit.doc_id == "policy/protecao-dados-lgpd"  # lexical noise wins
-    boosted = legal_ws.search(query, top_k=10, kg=True)
+    boosted = legal_ws.search(query, top_k=10, kg=True, principal=READER)
     assert _rank(legal_ws, query, DEBT, kg=True) < _rank(legal_ws, query, DEBT, kg=False)
     assert boosted.hits[0].unit.doc_id != "policy/protecao-dados-lgpd"
     debt = next(h for h in boosted.hits if h.unit.doc_id == DEBT)
@@ -59,7 +59,7 @@ def test_kg_boost_lifts_the_decision_with_criteria(legal_ws: Workspace) -> None:
 def test_graph_down_mid_run_answers_unboosted_with_a_warning(legal_ws: Workspace) -> None:
     assert legal_ws.graph is not None
     legal_ws.graph.store.close()  # the embedded server stops
-    result = legal_ws.search("prazo prescricional", top_k=3, kg=True)
+    result = legal_ws.search("prazo prescricional", top_k=3, kg=True, principal=READER)
     assert len(result.hits) == 3
     assert all(h.scores.kg is None for h in result.hits)
     assert any("kg boost skipped" in w for w in result.trace.warnings)
@@ -104,7 +104,7 @@ def test_kg_postprocessor_reorders_and_keeps_kg_scores(legal_ws: Workspace) -> N
     from llama_index.core.schema import QueryBundle
 
     query = "quanto tempo tenho para cobrar"
-    nodes = TrilhaRetriever(legal_ws, top_k=10, kg=False).retrieve(query)
+    nodes = TrilhaRetriever(legal_ws, top_k=10, kg=False, principal=READER).retrieve(query)
     fused = {n.node.node_id: n.node.metadata["trilha_fused"] for n in nodes}
     boosted = KnowledgeGraphBoost.from_workspace(legal_ws).postprocess_nodes(
         nodes, QueryBundle(query)
@@ -194,7 +194,7 @@ def test_curated_evidence_does_not_lift_unrelated_documents(legal_ws: Workspace)
     )
     assert rows == [{"p": 3.5}]
     for k in (5, 10):
-        hits = legal_ws.search("remote work requirements", top_k=k, kg=True).hits
+        hits = legal_ws.search("remote work requirements", top_k=k, kg=True, principal=READER).hits
         assert LICENCE not in [h.unit.doc_id for h in hits[:5]]
         assert all(h.scores.kg == 0.0 for h in hits if h.unit.doc_id == LICENCE)
 
@@ -240,7 +240,7 @@ def test_editing_a_document_keeps_its_curated_graph_evidence(
     report = legal_ws.ingest([edited])
     assert report.docs_updated == 1 and not report.errors
     assert _evidence_edges(legal_ws, DEBT) == before
-    hits = legal_ws.search("prazo prescricional cobrança dívida", top_k=5).hits
+    hits = legal_ws.search("prazo prescricional cobrança dívida", top_k=5, principal=READER).hits
     assert any(h.unit.doc_id == DEBT and (h.scores.kg or 0) > 0 for h in hits)
     assert legal_ws.check().consistent
 

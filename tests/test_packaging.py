@@ -42,6 +42,8 @@ def test_wheel_contents(wheel: Path) -> None:
         "trilha/agents/knowledge.yaml",
         "trilha/py.typed",
         "trilha/samples/corpus/en-incident-response-runbook.md",
+        "trilha/samples/principals.yaml",
+        "trilha/access/policy.py",
     ):
         assert expected in names
 
@@ -70,4 +72,4 @@ def test_wheel_works_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
         check=True,
     )
     first, count, has_profiles = done.stdout.split()
-    assert first.startswith(str(site)) and int(count) == 12 and has_profiles == "True"
+    assert first.startswith(str(site)) and int(count) == 15 and has_profiles == "True"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_docs
+from tests.conftest import READER, make_docs
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.ingest.loaders import SourceDocument
@@ -170,10 +170,10 @@ def test_encoder_switch_is_refused(tmp_path: Path, embedder: SentenceTransformer
 
 
 def test_duplicate_penalty_spreads_documents(sample_ws: Workspace) -> None:
-    plain = _doc_ids(sample_ws.search("trabalho remoto requisitos", top_k=5))
+    plain = _doc_ids(sample_ws.search("trabalho remoto requisitos", top_k=5, principal=READER))
     sample_ws.settings.doc_penalty = 0.5
     try:
-        spread = _doc_ids(sample_ws.search("trabalho remoto requisitos", top_k=5))
+        spread = _doc_ids(sample_ws.search("trabalho remoto requisitos", top_k=5, principal=READER))
     finally:
         sample_ws.settings.doc_penalty = 0.0
     assert len(set(spread)) > len(set(plain))

@@ -4,6 +4,7 @@ Public API: :class:`Workspace` (open a corpus, ingest, search), the boundary typ
 settings and the errors. LlamaIndex adapters live in :mod:`trilha.llamaindex`.
 """
 
+from trilha.access import Principal
 from trilha.errors import (
     BackendUnavailableError,
     BadRequestError,
@@ -14,6 +15,7 @@ from trilha.errors import (
     WorkspaceError,
 )
 from trilha.fusion import Weights
+from trilha.request import SearchRequest
 from trilha.settings import TrilhaSettings
 from trilha.types import Citation, Hit, SearchFilters, SearchResult, StageScores, TextUnit, Trace
 from trilha.workspace import Workspace
@@ -28,7 +30,9 @@ __all__ = [
     "Hit",
     "MissingDependencyError",
     "ModelLoadError",
+    "Principal",
     "SearchFilters",
+    "SearchRequest",
     "SearchResult",
     "StageScores",
     "TextUnit",

@@ -51,8 +51,10 @@ def one_line(error: ValidationError) -> str:
     messages read on from the field name) or ``field: message`` (pydantic's own)."""
     problems = error.errors()
     first = problems[0]
-    field = ".".join(str(p) for p in first["loc"]) or "value"
-    if first["type"] == "value_error":
+    field = ".".join(str(p) for p in first["loc"])
+    if not field:  # a model-level check: its message names the fields itself
+        text = first["msg"].removeprefix("Value error, ")
+    elif first["type"] == "value_error":
         text = f"{field} {first['msg'].removeprefix('Value error, ')}"
     else:
         text = f"{field}: {first['msg'][:1].lower()}{first['msg'][1:]}"

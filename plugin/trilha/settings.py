@@ -25,6 +25,17 @@ class TrilhaSettings(BaseSettings):
 
     workspace: Path = Field(Path(".trilha"), description="Folder holding every index of a corpus.")
 
+    # Access defaults for documents that carry none (issue 8; trilha.access.policy)
+    default_visibility: Literal["public", "org", "project", "private", "restricted"] = Field(
+        "public", description="visibility of a document whose metadata sets none."
+    )
+    default_sensitivity: int = Field(0, ge=0, description="sensitivity when a document has none.")
+    default_hierarchy_level: int = Field(
+        0, ge=0, description="hierarchy_level when a document has none."
+    )
+    default_org_id: str | None = Field(None, description="org_id when a document has none.")
+    default_project_id: str | None = Field(None, description="project_id when a document has none.")
+
     # Encoding (seed 001, Configuracao)
     embedding_model: str = Field(
         PACKAGED_MODEL,
@@ -97,6 +108,19 @@ class TrilhaSettings(BaseSettings):
     )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
+
+    def access_defaults(self) -> dict[str, str | int]:
+        """The unit fields a document without access metadata gets."""
+        out: dict[str, str | int] = {
+            "visibility": self.default_visibility,
+            "sensitivity": self.default_sensitivity,
+            "hierarchy_level": self.default_hierarchy_level,
+        }
+        if self.default_org_id:
+            out["org_id"] = self.default_org_id
+        if self.default_project_id:
+            out["project_id"] = self.default_project_id
+        return out
 
     @model_validator(mode="after")
     def _weights_not_all_zero(self) -> TrilhaSettings:

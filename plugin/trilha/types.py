@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+#: A retrieval side of the hybrid search.
+Side = Literal["bm25", "semantic"]
 Scalar = str | int | float | bool
 MetaValue = Scalar | list[str] | None
 
 _YYYYMMDD = re.compile(r"^\d{8}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-#: Values of ``visibility`` a unit may carry.
-VISIBILITIES = ("public", "org", "team", "private", "restricted")
+#: Values of ``visibility`` a unit may carry (:mod:`trilha.access.policy` says who sees each).
+VISIBILITIES = ("public", "org", "project", "private", "restricted")
+#: The ACL stored for a unit that has none; it is not a role anyone may hold.
+OPEN_ACL = "*"
 
 
 def date_to_int(value: str | date | datetime | None) -> int | None:
@@ -54,8 +58,13 @@ class TextUnit(BaseModel):
     tema: str | None = Field(None, description="Theme (taxonomy).")
     lang: str = Field("en", description="Language code: 'en', 'pt', ...")
     sensitivity: int = Field(0, ge=0, description="0 public … higher is more confidential.")
-    owner_id: str | None = Field(None, description="User or org that owns the content.")
-    visibility: str = Field("public", description="'public', 'org', 'private', ...")
+    owner_id: str | None = Field(None, description="User who owns the content (always sees it).")
+    visibility: str = Field("public", description="public, org, project, private or restricted.")
+    org_id: str | None = Field(None, description="Organisation whose members see an 'org' unit.")
+    project_id: str | None = Field(None, description="Project whose members see it ('project').")
+    acl: list[str] = Field(
+        default_factory=list, description="Roles or groups allowed to see it; empty: no ACL."
+    )
     hierarchy_level: int = Field(0, ge=0, description="Minimum hierarchy level to see it.")
     created_at: str | None = Field(None, description="ISO timestamp of the source document.")
     date: str | None = Field(None, description="Date of the content (decision, policy), ISO.")
@@ -91,9 +100,37 @@ class TextUnit(BaseModel):
             raise ValueError(f"{v!r} is not one of {', '.join(VISIBILITIES)}")
         return v
 
+    @field_validator("extra")
+    @classmethod
+    def _extra_is_extra(cls, v: dict[str, MetaValue]) -> dict[str, MetaValue]:
+        clash = sorted(set(v) & (set(cls.model_fields) | {"date_num"}))
+        if clash:
+            raise ValueError(f"repeats the unit field(s) {', '.join(clash)}; set them directly")
+        return v
+
+    @field_validator("acl")
+    @classmethod
+    def _valid_acl(cls, v: list[str]) -> list[str]:
+        for role in v:
+            if not role.strip() or _CONTROL.search(role) or role == OPEN_ACL:
+                raise ValueError(f"has an invalid role {role!r}; name roles or groups")
+        return sorted(set(v))
+
+    @model_validator(mode="after")
+    def _scope_named(self) -> TextUnit:
+        needs = {"org": "org_id", "project": "project_id", "private": "owner_id"}
+        key = needs.get(self.visibility)
+        if key is not None and not getattr(self, key):
+            raise ValueError(f"visibility {self.visibility!r} needs {key}; set it or the default")
+        if self.visibility == "restricted" and not self.acl:
+            raise ValueError("visibility 'restricted' needs acl (the roles or groups allowed)")
+        return self
+
     def payload(self) -> dict[str, Any]:
-        """The flat metadata stored beside the vector and in the lexical columns."""
+        """The flat metadata stored beside the vector and in the lexical columns; ``acl`` is
+        ``[OPEN_ACL]`` when the unit has none, so the compiled policy tests it positively."""
         data = self.model_dump(exclude={"text", "extra"})
+        data["acl"] = self.acl or [OPEN_ACL]
         data.update(self.extra)
         data["date_num"] = date_to_int(self.date or self.created_at)
         return data
@@ -216,6 +253,7 @@ class Trace(BaseModel):
     bm25_hits: int = Field(0, description="Candidates from the lexical side.")
     ann_hits: int = Field(0, description="Candidates from the dense side.")
     merge: str | None = Field(None, description="Merge mode used.")
+    principal: str | None = Field(None, description="Whose visibility the results respect.")
     fallback: str | None = Field(
         None, description="'bm25_only' or 'dense_only' when one side was empty."
     )

@@ -22,28 +22,28 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import ValidationError
 
+from trilha.access.legacy import ACCESS_VERSION, fail_closed
 from trilha.consistency import Consistency, IndexDiff
 from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError, one_line
-from trilha.fusion import Weights
+from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError
 from trilha.graph.extract import EntityExtractor
 from trilha.graph.ingest import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
-from trilha.index.filters import coerce_filters
 from trilha.index.lexical import LexicalIndex
 from trilha.index.tokenize import TOKENIZER_VERSION, tokenize
 from trilha.ingest.chunking import index_text
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestPipeline, IngestReport
 from trilha.lock import WorkspaceLock
+from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
-from trilha.retrieve.hybrid import HybridSearcher, KgBooster, SearchParams, Side
+from trilha.retrieve.hybrid import HybridSearcher, KgBooster
 from trilha.retrieve.kg import GraphBooster, UnavailableBooster
+from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult, StageTrace, TextUnit
 
@@ -144,6 +144,7 @@ class Workspace:
         cls._check_encoder(root, embedder, settings)
         store = DocStore(root / "units.sqlite")
         try:
+            migrated = store.migrate("access", ACCESS_VERSION, fail_closed)
             redone = store.retokenize(lambda u: tokenize(index_text(u), u.lang), TOKENIZER_VERSION)
         except BaseException:
             store.close()
@@ -165,6 +166,8 @@ class Workspace:
         graph, graph_warning = _open_graph(settings, root, extractor)
         ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning, lock)
         try:
+            if migrated is not None:
+                ws._rewrite_payloads(migrated)
             if repair:
                 ws.repair()
         except BaseException:
@@ -217,6 +220,23 @@ class Workspace:
         if found_now.graph is not None and not found_now.graph.equal:
             self._repair_graph(found_now.graph)
         return found
+
+    def _rewrite_payloads(self, made_private: list[str], batch: int = 1024) -> None:
+        """Store every unit's current payload beside its vector (after the access rules
+        changed); the vectors are read back, nothing is re-encoded."""
+        if made_private:
+            log.warning(
+                "%d units stored before the visibility rules were made private to their owner; "
+                "re-ingest their documents with org_id/project_id/acl to share them",
+                len(made_private),
+            )
+        ids = sorted(self.store.unit_ids())
+        for start in range(0, len(ids), batch):
+            units = self.store.get(ids[start : start + batch])
+            vectors = self.dense.vectors(list(units))
+            have = [units[u] for u in units if u in vectors]
+            if have:
+                self.dense.upsert(have, np.stack([vectors[u.unit_id] for u in have]))
 
     def _encode(self, units: list[TextUnit], progress: bool = False) -> None:
         if units:
@@ -321,6 +341,7 @@ class Workspace:
             self.embedder,
             max_words=max_words,
             on_doc_written=lambda doc_id, units: self._graph_write(errors, doc_id, units),
+            defaults=self.settings.access_defaults(),
         )
         try:
             report = pipeline.run(documents, progress=progress)
@@ -420,40 +441,10 @@ class Workspace:
         return removed
 
     # -- search ---------------------------------------------------------------------------------
-    def params(
-        self,
-        *,
-        top_k: int | None = None,
-        candidates: int | None = None,
-        merge: str | None = None,
-        filters: Any = None,
-        sides: tuple[Side, ...] = ("bm25", "semantic"),
-        weights: Weights | None = None,
-        kg: bool | None = None,
-    ) -> SearchParams:
-        """Search parameters: the settings' defaults merged with per-call overrides.
-
-        ``kg`` defaults to ``TRILHA_KG_BOOST`` when the workspace has a graph backend."""
-        s = self.settings
-        if kg is None:
-            kg = s.kg_boost and s.graph_backend != "none"
-        expr = coerce_filters(filters)
-        try:
-            return SearchParams(
-                top_k=s.top_k if top_k is None else top_k,
-                candidates=candidates,
-                merge=merge or s.merge,
-                weights=weights
-                or Weights(bm25=s.weight_bm25, semantic=s.weight_semantic, kg=s.weight_kg),
-                rrf_k=s.rrf_k,
-                candidate_cap=s.candidate_cap,
-                doc_penalty=s.doc_penalty,
-                sides=sides,
-                filters=expr,
-                kg=kg,
-            )
-        except ValidationError as e:
-            raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
+    def plan(self, request: SearchRequest | str, **fields: Any) -> SearchPlan:
+        """The concrete search a request (or a query and :class:`SearchRequest` fields) asks
+        for, with this workspace's defaults."""
+        return plan(SearchRequest.make(request, **fields), self.settings, self.graph is not None)
 
     @property
     def reranker(self) -> Reranker:
@@ -480,47 +471,39 @@ class Workspace:
 
     def search(
         self,
-        query: str,
+        request: SearchRequest | str,
+        /,
         *,
-        top_k: int | None = None,
-        filters: Any = None,
-        merge: str | None = None,
-        candidates: int | None = None,
-        rerank: bool = False,
-        sides: tuple[Side, ...] = ("bm25", "semantic"),
-        kg: bool | None = None,
         vector: npt.NDArray[np.float32] | None = None,
+        **fields: Any,
     ) -> SearchResult:
-        """Hybrid search; with ``rerank`` the pool of ``candidates`` (default 40) is reranked
-        and ``top_k`` (default ``rerank_top_n``) results are kept; ``kg`` adds the graph boost
-        (default: on when the workspace has a graph)."""
-        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
+        """Hybrid search for a :class:`~trilha.request.SearchRequest`, or for a query with the
+        request's fields as keywords (``top_k``, ``filters``, ``merge``, ``weights``, ``kg``,
+        ``rerank``, ``candidates``, ``sides``, ``principal``). Results are limited to what the
+        principal may see (anonymous when none is given). ``vector`` is the query's embedding,
+        when the caller has it already."""
+        planned = self.plan(request, **fields)
         self._check_vector(vector)
-        result = self._searcher.search(query, params, vector)
-        return self._rerank(query, result, keep) if rerank else result
+        result = self._searcher.search(_query(request), planned.params, vector)
+        return self._rerank(_query(request), result, planned.keep) if planned.rerank else result
 
     async def asearch(
         self,
-        query: str,
+        request: SearchRequest | str,
+        /,
         *,
-        top_k: int | None = None,
-        filters: Any = None,
-        merge: str | None = None,
-        candidates: int | None = None,
-        rerank: bool = False,
-        sides: tuple[Side, ...] = ("bm25", "semantic"),
-        kg: bool | None = None,
         vector: npt.NDArray[np.float32] | None = None,
+        **fields: Any,
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
         import asyncio
 
-        params, keep = self._plan(top_k, candidates, merge, filters, sides, rerank, kg)
+        planned = self.plan(request, **fields)
         self._check_vector(vector)
-        result = await self._searcher.asearch(query, params, vector)
-        if not rerank:
+        result = await self._searcher.asearch(_query(request), planned.params, vector)
+        if not planned.rerank:
             return result
-        return await asyncio.to_thread(self._rerank, query, result, keep)
+        return await asyncio.to_thread(self._rerank, _query(request), result, planned.keep)
 
     def _check_vector(self, vector: npt.NDArray[np.float32] | None) -> None:
         """A query embedding must be one vector of the workspace's dimension."""
@@ -534,33 +517,6 @@ class Workspace:
                 f"vectors ({self.embedder.model_id}); embed the query with the same model"
             )
 
-    def _plan(
-        self,
-        top_k: int | None,
-        candidates: int | None,
-        merge: str | None,
-        filters: Any,
-        sides: tuple[Side, ...],
-        rerank: bool,
-        kg: bool | None,
-    ) -> tuple[SearchParams, int]:
-        if not rerank:
-            return self.params(
-                top_k=top_k,
-                candidates=candidates,
-                merge=merge,
-                filters=filters,
-                sides=sides,
-                kg=kg,
-            ), self.settings.top_k if top_k is None else top_k
-        keep = self.settings.rerank_top_n if top_k is None else top_k
-        if keep <= 0:
-            raise BadRequestError(f"top_k must be positive, got {keep}")
-        pool = max(candidates or 40, keep)
-        return self.params(
-            top_k=pool, candidates=pool, merge=merge, filters=filters, sides=sides, kg=kg
-        ), keep
-
     def _rerank(self, query: str, result: SearchResult, keep: int) -> SearchResult:
         start = time.perf_counter()
         hits = self.reranker.rerank(query, result.hits, top_n=keep)
@@ -571,6 +527,10 @@ class Workspace:
             )
         )
         return SearchResult(hits=hits, trace=trace)
+
+
+def _query(request: SearchRequest | str) -> str:
+    return request.query if isinstance(request, SearchRequest) else request
 
 
 def _open_graph(

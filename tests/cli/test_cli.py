@@ -82,9 +82,17 @@ def test_demo_answers_its_three_questions(
         ),
         strict=True,
     ):
-        section = out.split(f"Q: {question}")[1]
-        assert f"doc_id={doc}" in section.split("Q: ")[0]
+        section = out.split(f"Q (maria.cfo): {question}")[1]
+        assert f"doc_id={doc}" in section.split("Q (")[0]
     assert "bm25" in out and "semantic" in out and "fused" in out
+    rows = [line.split(" -> ") for line in out.split("four users")[1].splitlines()[1:5]]
+    seen = {user.strip(): docs for user, docs in rows}
+    assert seen["anonymous"].startswith("juridico/")  # public rulings only, never org policies
+    assert "policy/trabalho-remoto" in seen["maria.cfo"]
+    assert "notas/bruno-pedido-remoto" in seen["bruno.ti"]  # his private note, his alone
+    assert "notas/bruno-pedido-remoto" not in seen["maria.cfo"]
+    assert seen["carla.beta"].startswith("beta/politica-home-office")
+    assert "policy/" not in seen["carla.beta"]
 
 
 def test_eval_on_missing_folder_is_a_clear_error(

@@ -165,7 +165,7 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
     assert main(["ingest", "-q", "-w", ws, str(_corpus(tmp_path / "docs"))]) == 0
     capsys.readouterr()
     for argv, says in (
-        (["query", "vpn", "-k", "0"], "invalid search parameters: top_k: input should be greater"),
+        (["query", "vpn", "-k", "0"], "invalid search request: top_k: input should be greater"),
         (["query", "vpn", "--tags", ""], "tags"),
         (["ingest", "--delete", "nope-doc"], "no document 'nope-doc' in workspace"),
         (["graph", "subgraph", "NOPE"], "no document 'NOPE' in workspace"),

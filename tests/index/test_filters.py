@@ -17,6 +17,7 @@ from llama_index.core.vector_stores import (
     MetadataFilters,
 )
 
+from tests.conftest import random_dense
 from trilha.errors import BadRequestError
 from trilha.index.columns import MetaColumns
 from trilha.index.dense import DenseIndex, open_dense_index
@@ -71,16 +72,7 @@ def dense(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[DenseIndex, list[TextUnit]]]:
     units = _units()
-    index = open_dense_index(
-        mode=request.param,
-        path=tmp_path_factory.mktemp("q"),
-        url=None,
-        api_key=None,
-        collection="t",
-        dimension=8,
-    )
-    vectors = np.random.default_rng(1).standard_normal((N, 8)).astype(np.float32)
-    index.upsert(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    index = random_dense(request.param, tmp_path_factory.mktemp("q"), units)
     yield index, units
     index.close()
 

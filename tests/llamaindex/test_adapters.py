@@ -32,14 +32,17 @@ def test_retriever_async_and_filters(small_ws: Workspace) -> None:
     retriever = TrilhaRetriever(small_ws, top_k=4, filters=mf)
     nodes = asyncio.run(retriever.aretrieve("incident"))
     assert len(nodes) == 4 and all(n.node.metadata["lang"] == "pt" for n in nodes)
-    assert retriever.last_trace is not None
+    assert not hasattr(retriever, "last_trace")  # no per-call state on a shared retriever
+    result = asyncio.run(retriever.asearch("incident"))
+    assert [h.unit.unit_id for h in result.hits] == [n.node.node_id for n in nodes]
+    assert result.trace.principal is not None and result.trace.principal.startswith("anonymous")
 
 
 def test_query_bundle_embedding_is_reused(small_ws: Workspace) -> None:
     vec = small_ws.embedder.encode_queries(["VPN laptop"])[0].tolist()
     retriever = TrilhaRetriever(small_ws, top_k=2)
-    retriever.retrieve(QueryBundle("VPN laptop", embedding=vec))
-    assert retriever.last_trace is not None and retriever.last_trace.stage("encode") is None
+    result = retriever.search(QueryBundle("VPN laptop", embedding=vec))
+    assert result.hits and result.trace.stage("encode") is None
 
 
 def test_query_engine_with_rerank_and_tool(small_ws: Workspace, tiny_cross_encoder: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED
+from tests.conftest import READER, SHARED
 from trilha.errors import ConfigurationError, ModelLoadError
 from trilha.ingest.chunking import index_text
 from trilha.rerank.base import apply_scores
@@ -60,7 +60,9 @@ def test_tiny_model_reproduces_its_own_ordering(
         str(tiny_cross_encoder), top_n=5, max_length=128, precision="fp32"
     )
     _check_exact_order(reranker, sample_ws, "security incident report within one hour")
-    assert len(reranker.rerank("vpn", sample_ws.search("vpn", top_k=20).hits)) == 5
+    assert (
+        len(reranker.rerank("vpn", sample_ws.search("vpn", top_k=20, principal=READER).hits)) == 5
+    )
 
 
 @pytest.mark.skipif(not CE_SCIFACT.exists(), reason="../shared/models/ce-minilm-scifact absent")
@@ -84,7 +86,9 @@ def test_impossible_backend_precision(backend: str, precision: str) -> None:
 def test_workspace_rerank_keeps_top_n(tiny_cross_encoder: Path, sample_ws: Workspace) -> None:
     sample_ws._reranker = CrossEncoderReranker(str(tiny_cross_encoder), top_n=4)
     try:
-        result = sample_ws.search("prazo de cobrança", rerank=True, top_k=4, candidates=20)
+        result = sample_ws.search(
+            "prazo de cobrança", rerank=True, top_k=4, candidates=20, principal=READER
+        )
     finally:
         sample_ws._reranker = None
     assert len(result.hits) == 4

@@ -25,6 +25,13 @@ DEMO_QUESTIONS = (
     "What is the deadline to report a security incident?",
     "Qual o prazo prescricional para cobrança de dívida?",
 )
+#: Who asks the demo's questions (a user of the sample principals.yaml).
+DEMO_USER = "maria.cfo"
+#: The demo's visibility question, asked by each of these (None: anonymous).
+DEMO_VISIBILITY = (
+    "Quais são os requisitos para o trabalho remoto?",
+    (None, "maria.cfo", "bruno.ti", "carla.beta"),
+)
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -50,6 +57,21 @@ def _open(args: argparse.Namespace, *, create: bool = False, repair: bool = True
     from trilha.workspace import Workspace
 
     return Workspace.open(settings=_settings(args), create=create, repair=repair)
+
+
+def _principal(args: argparse.Namespace, workspace: Path) -> Any:
+    """The principal of ``--user`` (from the workspace's principals.yaml) or ``--as-principal``
+    (a file of its fields); None, which searches as anonymous, when neither is given."""
+    from trilha.access.directory import find_principal, load_principal_file
+
+    user, path = getattr(args, "user", None), getattr(args, "as_principal", None)
+    if user and path:
+        raise BadRequestError("give --user or --as-principal, not both")
+    if user:
+        return find_principal(workspace, user)
+    if path:
+        return load_principal_file(Path(path))
+    return None
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -172,6 +194,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             merge=args.merge,
             candidates=args.candidates,
             rerank=args.rerank,
+            principal=_principal(args, ws.path),
         )
         if args.json:
             print(result.model_dump_json(indent=2))
@@ -181,25 +204,38 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Ingest the packaged sample corpus and ask three questions."""
+    """Ingest the packaged sample corpus, ask three questions as one user, then one question as
+    four users (anonymous included) to show that each sees only what they may."""
+    import shutil
     from importlib.resources import files
 
+    from trilha.access.directory import PRINCIPALS_FILE, find_principal
     from trilha.cli.render import render_result
     from trilha.ingest.loaders import load_path
 
-    corpus = Path(str(files("trilha.samples") / "corpus"))
+    samples = files("trilha.samples")
     with _open(args, create=True) as ws:
-        report = ws.ingest(load_path(corpus), progress=False)
+        report = ws.ingest(load_path(Path(str(samples / "corpus"))), progress=False)
         if ws.graph is not None:
-            ws.ingest_records(Path(str(files("trilha.samples") / "graph" / "records.jsonl")))
+            ws.ingest_records(Path(str(samples / "graph" / "records.jsonl")))
+        if not (ws.path / PRINCIPALS_FILE).exists():
+            shutil.copyfile(Path(str(samples / PRINCIPALS_FILE)), ws.path / PRINCIPALS_FILE)
         print(
             f"sample corpus: {report.docs_added + report.docs_updated} documents indexed, "
             f"{report.docs_unchanged} unchanged; {len(ws)} units in {ws.path}\n"
         )
+        asker = find_principal(ws.path, DEMO_USER)
         for question in DEMO_QUESTIONS:
-            print(f"Q: {question}")
-            result = ws.search(question, top_k=args.k, rerank=bool(args.reranker))
+            print(f"Q ({DEMO_USER}): {question}")
+            result = ws.search(question, top_k=args.k, rerank=bool(args.reranker), principal=asker)
             print(render_result(result) + "\n")
+        question, users = DEMO_VISIBILITY
+        print(f"Same question, four users (users are in {ws.path / PRINCIPALS_FILE}): {question}")
+        for user in users:
+            who = None if user is None else find_principal(ws.path, user)
+            hits = ws.search(question, top_k=max(args.k, 3), principal=who).hits
+            docs = list(dict.fromkeys(h.unit.doc_id for h in hits))
+            print(f"  {user or 'anonymous':<11} -> {', '.join(docs) or '(nothing visible)'}")
     return 0
 
 
@@ -335,6 +371,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    def who(sp: argparse.ArgumentParser) -> None:
+        group = sp.add_argument_group("who asks (default: anonymous, who sees public items only)")
+        group.add_argument("--user", help="a user of the workspace's principals.yaml")
+        group.add_argument(
+            "--as-principal", metavar="FILE", help="YAML/JSON file of a principal's fields"
+        )
+
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument(
             "--workspace", "-w", help="workspace folder (default: TRILHA_WORKSPACE or .trilha)"
@@ -397,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--date-to", help="latest date, YYYY-MM-DD or YYYYMMDD")
     sp.add_argument("--max-sensitivity", type=int, help="exclude units above this level")
     sp.add_argument("--filters", dest="filters_json", help="filter fields as a JSON object")
+    who(sp)
     sp.add_argument("--json", action="store_true", help="print the result as JSON")
     sp.set_defaults(func=cmd_query)
 

@@ -32,6 +32,7 @@ from trilha.encode.base import Embedder
 from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.runner import Backend, Precision, default_workspace
 from trilha.eval.systems import SPECS, fusion_retriever, searcher
+from trilha.index.filters import coerce_filters
 from trilha.ingest.chunking import chunk_document, index_text
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
@@ -368,7 +369,7 @@ def bench_scale(
 
 
 def _matching_units(ws: Workspace, filters: dict[str, Any]) -> int:
-    expr = ws.params(filters=filters).filters
+    expr = coerce_filters(filters)
     mask = None if expr is None else ws.searcher.lexical.columns.mask(expr)
     return len(ws) if mask is None else int(np.count_nonzero(mask))
 

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from trilha.ingest.chunking import index_text
 from trilha.rerank.base import Reranker, apply_scores
-from trilha.retrieve.hybrid import Side
-from trilha.types import Hit, SearchResult
+from trilha.types import Hit, SearchResult, Side
 
 if TYPE_CHECKING:
     from llama_index.core.retrievers import QueryFusionRetriever

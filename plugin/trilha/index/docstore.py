@@ -193,6 +193,22 @@ class DocStore:
                     self._bump()
         return len(updates)
 
+    def migrate(self, key: str, version: str, fix: Callable[[str], str]) -> list[str] | None:
+        """Rewrite every unit's stored JSON body with ``fix`` once per ``version`` of ``key``
+        (one transaction; the generation is bumped). Returns the ids of the units ``fix``
+        changed, or None when the store was already at this version."""
+        with self._lock:
+            if self.get_meta(key) == version:
+                return None
+            rows = self._db.execute("SELECT unit_id, body FROM units").fetchall()
+            updates = [(new, uid) for uid, body in rows if (new := fix(body)) != body]
+            with self._transaction():
+                self._db.executemany("UPDATE units SET body=? WHERE unit_id=?", updates)
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, version))
+                if updates:
+                    self._bump()
+        return [uid for _, uid in updates]
+
     def unit_ids(self) -> set[str]:
         """Every unit id."""
         with self._lock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -153,13 +153,19 @@ def _packed(blocks: Iterator[_Block], max_words: int) -> Iterator[_Block]:
         yield pending
 
 
-def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
-    known: dict[str, Any] = {}
+#: Fields a source cannot set: trilha derives them (ids, positions, the stored date).
+_DERIVED = (set(TextUnit.model_fields) - set(UNIT_FIELDS)) | {"date_num"}
+
+
+def _unit_fields(
+    doc: SourceDocument, defaults: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    known: dict[str, Any] = dict(defaults)
     extra: dict[str, Any] = {}
     for key, value in doc.meta.items():
         if key in UNIT_FIELDS:
             known[key] = value
-        elif key not in ("unit_id", "page", "section", "heading", "ordinal"):
+        elif key not in _DERIVED:
             extra[key] = value
     if isinstance(known.get("tags"), str):
         known["tags"] = [t.strip() for t in known["tags"].split(",") if t.strip()]
@@ -177,11 +183,14 @@ def _unit_fields(doc: SourceDocument) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, extra
 
 
-def chunk_document(doc: SourceDocument, max_words: int = 180) -> list[TextUnit]:
-    """TextUnits of a document, with ids ``<doc_id>#<ordinal>``."""
+def chunk_document(
+    doc: SourceDocument, max_words: int = 180, defaults: Mapping[str, Any] | None = None
+) -> list[TextUnit]:
+    """TextUnits of a document, with ids ``<doc_id>#<ordinal>``. ``defaults`` give unit fields
+    (the workspace's access defaults) that the document's own metadata overrides."""
     if max_words < 20:
         raise BadRequestError("max_words must be at least 20")
-    known, extra = _unit_fields(doc)
+    known, extra = _unit_fields(doc, defaults or {})
     base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
     try:  # the metadata is checked once, even for a document with no text
         TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)

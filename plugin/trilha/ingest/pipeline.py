@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,7 @@ class IngestPipeline:
         batch_units: int = 2048,
         encode_batch: int = 256,
         on_doc_written: DocHook | None = None,
+        defaults: Mapping[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
@@ -100,6 +101,7 @@ class IngestPipeline:
         self.batch_units = batch_units
         self.encode_batch = encode_batch
         self.on_doc_written = on_doc_written
+        self.defaults = dict(defaults or {})
 
     def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
         """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
@@ -158,7 +160,7 @@ class IngestPipeline:
             )
             return None
         try:
-            units = chunk_document(doc, self.max_words)
+            units = chunk_document(doc, self.max_words, self.defaults)
         except BadRequestError as e:
             self._refuse(report, Refusal(doc.where, str(e)))
             return None

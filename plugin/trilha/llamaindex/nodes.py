@@ -6,7 +6,7 @@ from typing import Any
 
 from llama_index.core.schema import NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
-from trilha.types import Hit, StageScores, TextUnit
+from trilha.types import OPEN_ACL, Hit, StageScores, TextUnit
 
 #: Per-stage scores and ranks, kept on every node; excluded from LLM prompts and embedding.
 SCORE_KEYS = tuple(f"trilha_{name}" for name in StageScores.model_fields)
@@ -17,6 +17,9 @@ HIDDEN_KEYS = (
     "sensitivity",
     "owner_id",
     "visibility",
+    "org_id",
+    "project_id",
+    "acl",
     "hierarchy_level",
     "source_type",
     "source_ref",
@@ -66,6 +69,8 @@ def node_to_hit(nws: NodeWithScore) -> Hit:
     known = {k: v for k, v in meta.items() if k in fields}
     extra = {k: v for k, v in meta.items() if k not in fields and k != "date_num"}
     known.setdefault("doc_id", node.ref_doc_id or node.node_id)
+    if isinstance(known.get("acl"), list):  # the payload's "no ACL" marker is not a role
+        known["acl"] = [a for a in known["acl"] if a != OPEN_ACL]
     unit = TextUnit(
         unit_id=str(meta.get("unit_id", node.node_id)),
         text=node.get_content(),

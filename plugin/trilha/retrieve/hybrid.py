@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, Field
 
+from trilha.access.policy import visibility_filter
+from trilha.access.principal import Principal
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.fusion import (
@@ -31,12 +33,11 @@ from trilha.fusion import (
     weighted_merge,
 )
 from trilha.index.dense import DenseIndex
-from trilha.index.filters import FilterExpr, check_keys
+from trilha.index.filters import FilterExpr, check_keys, combine
 from trilha.index.lexical import LexicalIndex
 from trilha.retrieve.kg import well_ranked
-from trilha.types import Hit, SearchResult, StageScores, StageTrace, Trace
+from trilha.types import Hit, SearchResult, Side, StageScores, StageTrace, Trace
 
-Side = Literal["bm25", "semantic"]
 Filler = Callable[[Sequence[str]], dict[str, float]]
 
 
@@ -61,7 +62,8 @@ class KgBooster(Protocol):
 
 
 class SearchParams(BaseModel):
-    """How one search runs; defaults follow seeds 001 and 002."""
+    """How one search runs, every value resolved (:func:`trilha.retrieve.plan.plan` makes it
+    from a :class:`~trilha.request.SearchRequest`); defaults follow seeds 001 and 002."""
 
     top_k: int = Field(10, gt=0, le=10_000, description="Results returned.")
     candidates: int | None = Field(None, gt=0, description="Seed 002's k: pool before rerank.")
@@ -73,6 +75,10 @@ class SearchParams(BaseModel):
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
     kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")
     filters: FilterExpr | None = Field(None, description="Applied inside both indices.")
+    principal: Principal = Field(
+        default_factory=Principal.anonymous,
+        description="Whose visibility applies, inside both indices (anonymous: public only).",
+    )
 
 
 def per_side_candidates(top_k: int, candidates: int | None, cap: int) -> int:
@@ -148,11 +154,9 @@ class HybridSearcher:
         if not text.strip():
             raise BadRequestError("the query is empty; pass some text to search for")
         n = per_side_candidates(params.top_k, params.candidates, params.candidate_cap)
-        expr = (
-            params.filters if params.filters is not None and not params.filters.is_empty() else None
-        )
-        if expr is not None:
-            check_keys(expr, self.lexical.columns.keys)
+        if params.filters is not None:
+            check_keys(params.filters, self.lexical.columns.keys)
+        expr = combine(visibility_filter(params.principal), params.filters)
         jobs: dict[Side, Callable[[], SideResult]] = {}
         if "bm25" in params.sides:
             jobs["bm25"] = lambda: self._bm25_side(text, n, expr)
@@ -228,7 +232,7 @@ class HybridSearcher:
         fallbacks and degradations."""
         start = time.perf_counter()
         kg, kg_trace = kg_stage
-        trace = Trace(merge=params.merge)
+        trace = Trace(merge=params.merge, principal=params.principal.describe())
         for side in sides.values():
             trace.stages.extend(side.stages)
         if kg_trace is not None:
