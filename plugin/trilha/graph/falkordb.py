@@ -3,7 +3,9 @@
 Embedded mode runs the folder's server through
 :class:`~trilha.graph.falkordb_server.EmbeddedFalkorServer`: the store that starts it (or adopts
 an orphan left by a crashed process) owns it, and :meth:`FalkorDBStore.close` stops it; a store
-that finds the server owned by another live process connects without owning it.
+that finds the server owned by another live process connects without owning it. The first
+query on a server the store just started is bounded (:data:`FIRST_QUERY_TIMEOUT_S`): a server
+that hangs there is killed and started again once.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ server of a data folder (:mod:`trilha.graph.falkordb_folder` holds the locks and
 The owner stops the server on :meth:`EmbeddedFalkorServer.stop`, at garbage collection and at
 interpreter exit (a ``weakref.finalize`` hook). If the owner dies without stopping it, even by
 ``kill -9``, a watchdog process (``_falkordb_watchdog.py``) sees the end of the pipe the owner held
-and stops the server. Whichever thread starts the server does not matter.
+and stops the server. Whichever thread starts the server does not matter. A server that stopped
+answering is killed at once by :meth:`EmbeddedFalkorServer.kill` (no final save) and
+:meth:`EmbeddedFalkorServer.restart` starts it again.
 """
 
 from __future__ import annotations
