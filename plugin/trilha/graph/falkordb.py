@@ -3,7 +3,9 @@
 Embedded mode runs the folder's server through
 :class:`~trilha.graph.falkordb_server.EmbeddedFalkorServer`: the store that starts it (or adopts
 an orphan left by a crashed process) owns it, and :meth:`FalkorDBStore.close` stops it; a store
-that finds the server owned by another live process connects without owning it.
+that finds the server owned by another live process connects without owning it. The first
+query on a server the store just started is bounded (:data:`FIRST_QUERY_TIMEOUT_S`): a server
+that hangs there is killed and started again once.
 """
 
 from __future__ import annotations
@@ -24,6 +26,67 @@ logger = logging.getLogger(__name__)
 #: Socket timeout of embedded connections: a server that stops answering becomes a
 #: :class:`BackendUnavailableError` (the graph degrades) instead of a hang.
 EMBEDDED_SOCKET_TIMEOUT_S = 120.0
+
+#: How long the first query on a server this process just started may take. The FalkorDB
+#: engine rarely deadlocks there (main thread and query worker both waiting on locks; upstream
+#: FalkorDB#2129 looks alike); past this the server is killed and started again, once.
+FIRST_QUERY_TIMEOUT_S = 10.0
+
+
+def _first_query(sock: str, graph: str, timeout_s: float) -> None:
+    """``RETURN 1`` on ``graph``: a read if it exists, else a write that creates it empty.
+
+    Either writes nothing but an empty graph, so running it again after a restart is harmless.
+    Raises ``redis.TimeoutError`` when the server does not answer within ``timeout_s``.
+    """
+    from falkordb import FalkorDB
+
+    db = FalkorDB(unix_socket_path=sock, socket_timeout=timeout_s)
+    try:
+        if db.connection.exists(graph):
+            db.select_graph(graph).ro_query("RETURN 1")
+        else:
+            db.select_graph(graph).query("RETURN 1")
+    finally:
+        db.close()
+
+
+def _answer_first_query(server: EmbeddedFalkorServer, graph: str, timeout_s: float) -> None:
+    """Run the first query (:func:`_first_query`) on ``server``, creating ``graph`` if missing.
+
+    A server this object started that does not answer within ``timeout_s`` is killed and
+    started again once, with a warning; a joined or adopted one gets
+    :data:`EMBEDDED_SOCKET_TIMEOUT_S` and is never restarted.
+    """
+    import redis
+
+    for attempt in (1, 2):
+        spawned = server.spawned
+        try:
+            _first_query(
+                server.socket_path, graph, timeout_s if spawned else EMBEDDED_SOCKET_TIMEOUT_S
+            )
+            return
+        except redis.TimeoutError as e:
+            if not spawned or attempt == 2:
+                server.kill()  # hung: a saving stop would wait in vain (a guest does nothing)
+                again = "again after a restart" if attempt == 2 else "and is not ours to restart"
+                raise BackendUnavailableError(
+                    f"embedded FalkorDB in {server.data_dir} did not answer its first query "
+                    f"({e}) {again}; stop other trilha processes on this workspace and retry"
+                ) from e
+            logger.warning(
+                "embedded FalkorDB pid %s in %s did not answer its first query within %gs; "
+                "restarting it",
+                server.pid,
+                server.data_dir,
+                timeout_s,
+            )
+            server.restart()
+        except redis.RedisError as e:
+            raise BackendUnavailableError(
+                f"embedded FalkorDB in {server.data_dir} failed its first query: {e}"
+            ) from e
 
 
 class FalkorDBStore:
@@ -61,27 +124,48 @@ class FalkorDBStore:
 
     @classmethod
     def embedded(
-        cls, data_dir: Path, graph: str = "trilha", *, startup_timeout_s: float = 60.0
+        cls,
+        data_dir: Path,
+        graph: str = "trilha",
+        *,
+        startup_timeout_s: float = 60.0,
+        first_query_timeout_s: float = FIRST_QUERY_TIMEOUT_S,
     ) -> FalkorDBStore:
         """Connect to the embedded server of ``data_dir``, starting or adopting it if no live
-        process owns it."""
+        process owns it (see :meth:`over_server`)."""
         server = EmbeddedFalkorServer(data_dir, startup_timeout_s=startup_timeout_s)
-        sock = server.start()
+        server.start()
+        return cls.over_server(server, graph, first_query_timeout_s=first_query_timeout_s)
+
+    @classmethod
+    def over_server(
+        cls,
+        server: EmbeddedFalkorServer,
+        graph: str = "trilha",
+        *,
+        first_query_timeout_s: float = FIRST_QUERY_TIMEOUT_S,
+    ) -> FalkorDBStore:
+        """A store over ``server``, already started, which it owns from then on (closing the
+        store stops it).
+
+        The graph is created now, alone, rather than on a first read racing other work. If
+        ``server`` was started by its object and does not answer that first query within
+        ``first_query_timeout_s``, it is killed and started again once (a warning says so).
+        """
         try:
             from falkordb import FalkorDB
 
-            client = FalkorDB(unix_socket_path=sock, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S)
+            _answer_first_query(server, graph, first_query_timeout_s)
+            client = FalkorDB(
+                unix_socket_path=server.socket_path, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S
+            )
         except ImportError as e:
             server.stop()
             raise MissingDependencyError("falkordb", "graph", "the FalkorDB backend") from e
-        store = cls(client, graph, server=server, name="falkordb-embedded")
-        try:  # create the graph now, alone, rather than on a first read racing other work
-            if not client.connection.exists(graph):
-                store.write("RETURN 1")
         except BaseException:
-            store.close()
+            server.stop()
             raise
-        return store
+        return cls(client, graph, server=server, name="falkordb-embedded")
 
     @classmethod
     def connect(cls, url: str, graph: str = "trilha") -> FalkorDBStore:

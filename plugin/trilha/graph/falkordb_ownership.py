@@ -130,13 +130,20 @@ class Ownership:
         return True
 
 
-def release(own: Ownership) -> None:
+def release(own: Ownership, *, kill: bool = False) -> None:
     """Compact the AOF, stop the server (SIGTERM: it saves; SIGKILL after the grace period),
-    remove the record, pointer and socket, and release the owner lock."""
+    remove the record, pointer and socket, and release the owner lock.
+
+    ``kill=True`` is for a server that stopped answering: SIGKILL at once, no compaction and no
+    final save (the append-only file holds every write it acknowledged, up to its last fsync).
+    """
     if os.getpid() != own.creator:
         return  # a forked child inherited this object: the server is its parent's
     try:
-        if own.alive():
+        if kill:
+            own.signal(signal.SIGKILL)
+            own.wait(5)
+        elif own.alive():
             compact_aof(own.socket)
         if own.watchdog.poll() is None and own.watchdog.stdin is not None:
             own.watchdog.stdin.close()  # end of file: the watchdog sends SIGTERM

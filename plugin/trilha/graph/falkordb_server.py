@@ -11,7 +11,9 @@ server of a data folder (:mod:`trilha.graph.falkordb_folder` holds the locks and
 The owner stops the server on :meth:`EmbeddedFalkorServer.stop`, at garbage collection and at
 interpreter exit (a ``weakref.finalize`` hook). If the owner dies without stopping it, even by
 ``kill -9``, a watchdog process (``_falkordb_watchdog.py``) sees the end of the pipe the owner held
-and stops the server. Whichever thread starts the server does not matter.
+and stops the server. Whichever thread starts the server does not matter. A server that stopped
+answering is killed at once by :meth:`EmbeddedFalkorServer.kill` (no final save) and
+:meth:`EmbeddedFalkorServer.restart` starts it again.
 """
 
 from __future__ import annotations
@@ -129,6 +131,11 @@ class EmbeddedFalkorServer:
         """True while the server this object owns is alive."""
         return self._own is not None and self._own.alive()
 
+    @property
+    def spawned(self) -> bool:
+        """True when this object started the server process itself (not adopted, not joined)."""
+        return self._own is not None and self._own.child is not None
+
     def start(self) -> str:
         """Start, adopt or join the folder's server; returns its socket path."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -157,6 +164,21 @@ class EmbeddedFalkorServer:
         if self._finalizer is not None:
             self._finalizer()
         self._own = None
+
+    def kill(self) -> None:
+        """Stop the owned server at once (SIGKILL), for one that stopped answering: no final
+        save, so writes it acknowledged but had not yet synced (at most ~1 s) are lost.
+        Idempotent; a guest does nothing."""
+        found = self._finalizer.detach() if self._finalizer is not None else None
+        self._own = None
+        if found is not None:
+            release(*found[2], kill=True)
+
+    def restart(self) -> str:
+        """Kill the owned server (:meth:`kill`) and start, adopt or join the folder's server
+        again; returns its socket path."""
+        self.kill()
+        return self.start()
 
     def _answering(self) -> str | None:
         """The socket of a server answering for this folder, if one does."""
