@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from trilha.config import (
     DEPTH_LEVELS,
     INTENTS,
@@ -12,6 +14,7 @@ from trilha.config import (
 )
 from trilha.config.profiles import SEED_LABELS
 from trilha.graph.model import EDGE_SPECS, NODE_SPECS
+from trilha.graph.records import loads_records
 
 from .conftest import ROOT
 
@@ -106,3 +109,43 @@ def test_agents() -> None:
     assert set(agents) == {"knowledge_agent", "task_agent", "user_agent"}
     assert agents["task_agent"].default_intent == "procedural"
     assert "trilha_graph_path" in agents["task_agent"].tools
+
+
+def test_graph_records_can_hold_what_the_profiles_walk() -> None:
+    """Seed 004's organisation, process and strategy graph passes the model's record checks."""
+    nodes = [
+        ("Org", "acme"),
+        ("Department", "legal"),
+        ("User", "ana"),
+        ("Process", "onboarding"),
+        ("DecisionPoint", "approve"),
+        ("Task", "t1"),
+        ("Purpose", "p"),
+        ("StrategicObjective", "so"),
+        ("OKR", "okr1"),
+        ("Doc", "d1"),
+        ("DocSummary", "d1-sum"),
+        ("Claim", "c1"),
+        ("Memory", "m1"),
+        ("Entity", "lgpd"),
+    ]
+    edges = [
+        ("MEMBER_OF", "User:ana", "Department:legal"),
+        ("BELONGS_TO", "Department:legal", "Org:acme"),
+        ("BELONGS_TO", "Task:t1", "Process:onboarding"),
+        ("BELONGS_TO", "DecisionPoint:approve", "Process:onboarding"),
+        ("ASSIGNED_TO", "DecisionPoint:approve", "User:ana"),
+        ("DEPENDS_ON", "DecisionPoint:approve", "Task:t1"),
+        ("ALIGNS_WITH", "OKR:okr1", "StrategicObjective:so"),
+        ("ALIGNS_WITH", "StrategicObjective:so", "Purpose:p"),
+        ("BELONGS_TO", "OKR:okr1", "Department:legal"),
+        ("HAS_SUMMARY", "Doc:d1", "DocSummary:d1-sum"),
+        ("MENTIONS", "Claim:c1", "Entity:lgpd"),
+        ("OWNS", "User:ana", "Memory:m1"),
+    ]
+    lines = [json.dumps({"kind": "node", "label": label, "id": i}) for label, i in nodes]
+    lines += [
+        json.dumps({"kind": "edge", "type": t, "source": s, "target": o}) for t, s, o in edges
+    ]
+    records = loads_records("\n".join(lines))
+    assert len(records) == len(nodes) + len(edges)
