@@ -40,6 +40,7 @@ def test_wheel_contents(wheel: Path) -> None:
         "trilha/profiles/depth_plans.yaml",
         "trilha/profiles/retrieval_config.yaml",
         "trilha/agents/knowledge.yaml",
+        "trilha/config/loader.py",
         "trilha/py.typed",
         "trilha/samples/corpus/en-incident-response-runbook.md",
         "trilha/samples/principals.yaml",
@@ -55,7 +56,9 @@ def test_wheel_works_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
         "import trilha, importlib.resources as r; "
         "print(trilha.__file__); "
         "print(len(list((r.files('trilha.samples') / 'corpus').iterdir()))); "
-        "print((r.files('trilha.profiles') / 'query_profiles.yaml').is_file())"
+        "print((r.files('trilha.profiles') / 'query_profiles.yaml').is_file()); "
+        "from trilha.config import load_agents, load_depth_plans, load_profiles; "
+        "print(len(load_profiles().profiles), len(load_depth_plans().levels), len(load_agents()))"
     )
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
@@ -71,5 +74,6 @@ def test_wheel_works_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    first, count, has_profiles = done.stdout.split()
+    first, count, has_profiles, profiles, levels, agents = done.stdout.split()
     assert first.startswith(str(site)) and int(count) == 15 and has_profiles == "True"
+    assert (profiles, levels, agents) == ("4", "5", "3")

@@ -57,6 +57,15 @@ def test_allow_lists_cover_the_seeds() -> None:
         "Project",
         "User",
         "Org",
+        "Department",
+        "Process",
+        "DecisionPoint",
+        "Purpose",
+        "StrategicObjective",
+        "OKR",
+        "DocSummary",
+        "Claim",
+        "Memory",
     } == set(NODE_SPECS)
     for spec in EDGE_SPECS.values():
         assert spec.sources <= set(NODE_SPECS) and spec.targets <= set(NODE_SPECS)

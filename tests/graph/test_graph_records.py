@@ -61,8 +61,9 @@ def test_errors_name_their_lines() -> None:
     for expected in [
         "line 2: unknown node label 'Taks'",
         "line 3: invalid JSON",
-        "line 4: BELONGS_TO goes from ['Doc', 'Project', 'Task'] to ['Org', 'Project'], "
-        "not from Org to Task",
+        "line 4: BELONGS_TO goes from ['DecisionPoint', 'Department', 'Doc', 'OKR', 'Process', "
+        "'Project', 'Purpose', 'StrategicObjective', 'Task'] to ['Department', 'Org', 'Process', "
+        "'Project'], not from Org to Task",
         "line 5: node reference 'User u1' must look like '<Label>:<id>'",
         "line 6: props.hierarchy_level:",
         "line 7: property 'id' is reserved",

@@ -7,7 +7,8 @@ the ``unit_id`` of the lexical and dense indices; Doc ids are ``doc_id``.
 
 Labels and relationship types are the only words ever placed into a Cypher string; they are
 checked against :data:`NODE_SPECS` / :data:`EDGE_SPECS` first (:func:`check_label`,
-:func:`check_rel_type`). Every value travels as a parameter.
+:func:`check_rel_type`). Every value travels as a parameter. Seed 004's Query Profiles name
+these labels too (its "Document" and "Organization" are ``Doc`` and ``Org``; see trilha.config).
 """
 
 from __future__ import annotations
@@ -128,6 +129,26 @@ class ActorProps(_Props):
     visibility: str | None = Field(None, description="'public', 'org', 'private', ...")
 
 
+class AimProps(WorkProps):
+    """A Purpose, StrategicObjective or OKR (seed 004's strategy_alignment), valid for a time."""
+
+    valid_from: str | None = Field(None, description="ISO date the aim starts to hold.")
+    valid_to: str | None = Field(None, description="ISO date the aim stops holding.")
+
+
+class NoteProps(_Props):
+    """A DocSummary, Claim or Memory: a short text with its provenance (seed 004)."""
+
+    text: str | None = Field(None, description="What the summary, claim or memory says.")
+    source_ref: str | None = Field(None, description="Where it came from.")
+    created_at: str | None = Field(None, description="ISO timestamp of creation.")
+    expires_at: str | None = Field(None, description="ISO timestamp after which it is stale.")
+    confidence: float | None = Field(None, ge=0, le=1, description="Confidence, 0–1.")
+    owner_id: str | None = Field(None, description="Owning User (a Memory is personal).")
+    visibility: str | None = Field(None, description="'public', 'org', 'private', ...")
+    memory_class: str | None = Field(None, description="Memory: 'episodic', 'semantic', ...")
+
+
 class EdgeProps(_Props):
     """Relationship properties: weight (RELATED), salience (MENTIONS), peso (HAS_CRITERIO)."""
 
@@ -175,32 +196,52 @@ NODE_SPECS: dict[str, NodeSpec] = {
         NodeSpec("Project", False, WorkProps, "title", _WORK),
         NodeSpec("User", False, ActorProps, "name", ("name", "hierarchy_level")),
         NodeSpec("Org", False, ActorProps, "name", ("name",)),
+        NodeSpec("Department", False, ActorProps, "name", ("name", "hierarchy_level")),
+        NodeSpec("Process", False, WorkProps, "title", _WORK),
+        NodeSpec("DecisionPoint", False, WorkProps, "title", _WORK),
+        NodeSpec("Purpose", False, AimProps, "title", (*_WORK, "valid_to")),
+        NodeSpec("StrategicObjective", False, AimProps, "title", (*_WORK, "valid_to")),
+        NodeSpec("OKR", False, AimProps, "title", (*_WORK, "valid_to")),
+        NodeSpec("DocSummary", False, NoteProps, "text", ("text", "source_ref")),
+        NodeSpec("Claim", False, NoteProps, "text", ("text", "confidence", "source_ref")),
+        NodeSpec("Memory", False, NoteProps, "text", ("text", "memory_class", "created_at")),
     )
 }
 
 _DECISION = frozenset({"Doc", "Chunk"})
 _WORK_ITEMS = frozenset({"Task", "Project"})
+_ORG_UNITS = frozenset({"Org", "Department"})
+_PROCESS = frozenset({"Process", "DecisionPoint"})
+_AIMS = frozenset({"Purpose", "StrategicObjective", "OKR"})
+_OWNED = _WORK_ITEMS | _PROCESS | _AIMS | {"Doc", "Memory"}
+_STEPS = _PROCESS | {"Task"}
+_PARTS = _WORK_ITEMS | _PROCESS | _AIMS | {"Doc", "Department"}
 
 #: Every relationship type of the model, with the labels it may connect.
 EDGE_SPECS: dict[str, EdgeSpec] = {
     s.type: s
     for s in (
         EdgeSpec("PART_OF", frozenset({"Chunk"}), frozenset({"Doc"})),
-        EdgeSpec("MENTIONS", frozenset({"Chunk"}), frozenset({"Entity"})),
+        EdgeSpec("MENTIONS", frozenset({"Chunk", "Claim", "Memory"}), frozenset({"Entity"})),
         EdgeSpec("RELATED", frozenset({"Entity"}), frozenset({"Entity"}), directed=False),
         EdgeSpec("IN_CATEGORY", frozenset({"Doc"}), frozenset({"Category"})),
         EdgeSpec("HAS_TAG", frozenset({"Doc"}), frozenset({"Tag"})),
         EdgeSpec("HAS_CRITERIO", _DECISION, frozenset({"Criterio"})),
         EdgeSpec("HAS_FATO", _DECISION, frozenset({"Fato"})),
         EdgeSpec("HAS_PROVA", _DECISION, frozenset({"Prova"})),
-        EdgeSpec("BELONGS_TO", _WORK_ITEMS | {"Doc"}, frozenset({"Project", "Org"})),
-        EdgeSpec("OWNS", frozenset({"User", "Org"}), _WORK_ITEMS | {"Doc"}),
-        EdgeSpec("MEMBER_OF", frozenset({"User"}), frozenset({"Org", "Project"})),
-        EdgeSpec("ASSIGNED_TO", frozenset({"Task"}), frozenset({"User"})),
-        EdgeSpec("DEPENDS_ON", frozenset({"Task"}), frozenset({"Task"})),
+        EdgeSpec("BELONGS_TO", _PARTS, _ORG_UNITS | {"Project", "Process"}),
+        EdgeSpec("OWNS", _ORG_UNITS | {"User"}, _OWNED),
+        EdgeSpec("MEMBER_OF", frozenset({"User"}), _ORG_UNITS | {"Project"}),
+        EdgeSpec("ASSIGNED_TO", frozenset({"Task", "DecisionPoint"}), frozenset({"User"})),
+        EdgeSpec("DEPENDS_ON", _STEPS, _STEPS),
         EdgeSpec("REFERENCES", _WORK_ITEMS, frozenset({"Doc", "Chunk", "Entity"})),
+        EdgeSpec("ALIGNS_WITH", _WORK_ITEMS | _AIMS | {"Process"}, _AIMS),
+        EdgeSpec("HAS_SUMMARY", frozenset({"Doc"}), frozenset({"DocSummary"})),
     )
 }
+
+#: The deepest walk a Query Profile may declare (seed 004's process_state walks 4 hops).
+MAX_PROFILE_HOPS = 4
 
 #: Relationship types a subgraph walks by default: the knowledge part of the model.
 KNOWLEDGE_RELS: tuple[str, ...] = (
