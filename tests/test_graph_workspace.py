@@ -117,7 +117,7 @@ def test_kg_postprocessor_reorders_and_keeps_kg_scores(legal_ws: Workspace) -> N
 
 
 def test_graph_tools_return_seed_json(legal_ws: Workspace) -> None:
-    tools = {t.metadata.name: t for t in graph_tools(legal_ws)}
+    tools = {t.metadata.name: t for t in graph_tools(legal_ws, principal=READER)}
     assert set(tools) == {
         "trilha_graph_subgraph",
         "trilha_graph_path",
@@ -137,14 +137,27 @@ def test_graph_tools_return_seed_json(legal_ws: Workspace) -> None:
         .call(source_entity="LGPD", target_entity="ANPD")
         .raw_output["meta"]["found"]
     )
+    anonymous = {t.metadata.name: t for t in graph_tools(legal_ws)}  # the LGPD policy is Acme's
+    assert anonymous["trilha_graph_topn"].call(entity_names=["LGPD"]).raw_output["items"] == []
+    hidden = anonymous["trilha_graph_path"].call(source_entity="LGPD", target_entity="ANPD")
+    assert hidden.raw_output["meta"]["reason"] == "unknown entity: LGPD, ANPD"
 
 
 def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(tmp_path / "cli")
     assert main(["ingest", "-q", "-w", ws, str(SAMPLES), "--records", str(RECORDS)]) == 0
     capsys.readouterr()
-    assert main(["graph", "topn", "-w", ws, "--entity", "LGPD", "--language", "pt", "--json"]) == 0
+    reader = tmp_path / "reader.json"
+    reader.write_text(READER.model_dump_json())
+    topn = ["graph", "topn", "-w", ws, "--entity", "LGPD", "--language", "pt", "--json"]
+    assert main([*topn, "--as-principal", str(reader)]) == 0
     assert json.loads(capsys.readouterr().out)["items"][0]["doc_id"] == "policy/protecao-dados-lgpd"
+    assert main(topn) == 0  # anonymous: the Acme policy is not theirs to see
+    assert json.loads(capsys.readouterr().out)["items"] == []
+    assert main(["graph", "subgraph", "-w", ws, "policy/protecao-dados-lgpd"]) == 2
+    hidden = capsys.readouterr().err
+    assert main(["graph", "subgraph", "-w", ws, "policy/nao-existe"]) == 2
+    assert capsys.readouterr().err == hidden.replace("protecao-dados-lgpd", "nao-existe")
     assert main(["graph", "mermaid", "-w", ws, DEBT, "--max-hops", "1"]) == 0
     assert capsys.readouterr().out.startswith("graph LR")
     assert main(["graph", "path", "-w", ws, "LGPD", "Nowhere Entity", "--json"]) == 0

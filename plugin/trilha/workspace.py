@@ -170,6 +170,7 @@ class Workspace:
                 ws._rewrite_payloads(migrated)
             if repair:
                 ws.repair()
+                ws._upgrade_graph_access()
         except BaseException:
             ws.close()
             raise
@@ -237,6 +238,20 @@ class Workspace:
             have = [units[u] for u in units if u in vectors]
             if have:
                 self.dense.upsert(have, np.stack([vectors[u.unit_id] for u in have]))
+
+    def _upgrade_graph_access(self) -> None:
+        """Give the Docs and Chunks of a graph written before the access fields existed those
+        of the unit store (until then the policy hides them: it fails closed). Graph trouble
+        is logged, never fatal."""
+        if self.graph is None:
+            return
+        try:
+            written = self.graph.upgrade_access(lambda: self._searcher.lexical.units)
+        except Exception as e:
+            log.warning("graph access upgrade failed (%s); old nodes stay hidden", e)
+            return
+        if written:
+            log.warning("wrote the access fields of %d units into the graph", written)
 
     def _encode(self, units: list[TextUnit], progress: bool = False) -> None:
         if units:
@@ -366,9 +381,10 @@ class Workspace:
     def ingest_records(self, path: str | Path) -> int:
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many.
 
-        The whole file is checked first: a malformed record, or one naming a document or unit
-        this workspace does not hold, refuses the file (one error listing the lines) and
-        nothing is written."""
+        The whole file is checked first: a malformed record, one naming a document or unit
+        this workspace does not hold, or one with bad access fields (a Task, User... node gets
+        the workspace's access defaults for those it lacks), refuses the file (one error
+        listing the lines) and nothing is written."""
         from trilha.graph.records import load_records
 
         graph = self._require_graph()
@@ -377,6 +393,7 @@ class Workspace:
             records,
             known_docs=self.store.doc_ids(),
             known_units=[u.unit_id for u in self.searcher.lexical.units],
+            access_defaults=self.settings.access_defaults(),
         )
         return len(records)
 

@@ -102,7 +102,8 @@ RECORDS = """
 {"kind": "node", "label": "User", "id": "u1", "props": {"name": "Ana", "hierarchy_level": 2}}
 {"kind": "node", "label": "Project", "id": "p1", "props": {"title": "MVP", "owner_id": "u1"}}
 {"kind": "node", "label": "Task", "id": "t1", "props": {"title": "Deploy", "status": "late",
- "due_date": "2024-06-01", "visibility": "org", "hierarchy_level": 1, "owner_id": "u1"}}
+ "due_date": "2024-06-01", "visibility": "org", "org_id": "o1", "hierarchy_level": 1,
+ "owner_id": "u1"}}
 {"kind": "edge", "type": "BELONGS_TO", "source": "Task:t1", "target": "Project:p1"}
 {"kind": "edge", "type": "BELONGS_TO", "source": "Project:p1", "target": "Org:o1"}
 {"kind": "edge", "type": "MEMBER_OF", "source": "User:u1", "target": "Org:o1"}

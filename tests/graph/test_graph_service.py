@@ -9,6 +9,7 @@ import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS
 from tests.graph.test_graph_boost import ConcurrencyProbe
+from trilha.access import Principal, scope_key
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.graph.bolt import BoltGraphStore
 from trilha.graph.falkordb import FalkorDBStore
@@ -59,6 +60,7 @@ def test_cache_and_log(store: GraphStore, tmp_path: Path) -> None:
         "entity_names": None,
         "max_hops": 2,
         "limit": 30,
+        "scope": scope_key(Principal.anonymous()),  # the scope key, never who asked
     }
     assert [r["result_count"] for r in rows] == [10, 10, 10, 10, 3, 2, 2]
     assert all(isinstance(r["latency_ms"], float) and r["latency_ms"] >= 0 for r in rows)

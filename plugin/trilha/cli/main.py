@@ -297,7 +297,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
         names = getattr(args, "entity", None) or None
         op = args.graph_command
         doc_id = getattr(args, "doc_id", None)
-        if doc_id is not None and ws.store.doc_hash(doc_id) is None:
+        who = _principal(args, ws.path)
+        if doc_id is not None and not _sees_doc(ws, doc_id, who):  # hidden reads as missing
             raise BadRequestError(
                 f"no document {doc_id!r} in workspace {ws.path}; `trilha query` finds doc ids"
             )
@@ -305,12 +306,19 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"{ws.ingest_records(Path(args.file))} records written")
             return 0
         if op in ("subgraph", "mermaid", "png"):
-            result: Any = graph.subgraph(args.doc_id, names, args.max_hops, args.limit)
+            result: Any = graph.subgraph(
+                args.doc_id, names, args.max_hops, args.limit, principal=who
+            )
         elif op == "path":
-            result = graph.path(args.source, args.target, args.max_length)
+            result = graph.path(args.source, args.target, args.max_length, principal=who)
         elif op == "topn":
             result = graph.topn(
-                names, args.category, args.language, args.limit, reasons_lang=args.lang
+                names,
+                args.category,
+                args.language,
+                args.limit,
+                reasons_lang=args.lang,
+                principal=who,
             )
         else:
             print(
@@ -320,6 +328,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
                     language=args.language,
                     limit=args.limit,
                     lang=args.lang,
+                    principal=who,
                 )
             )
             return 0
@@ -335,6 +344,15 @@ def cmd_graph(args: argparse.Namespace) -> int:
         else:
             print(_graph_text(result))
     return 0
+
+
+def _sees_doc(ws: Any, doc_id: str, principal: Any) -> bool:
+    """Whether ``principal`` (None: anonymous) may see document ``doc_id`` of the workspace."""
+    from trilha.access import ACCESS_KEYS, Access, Principal, visible
+
+    units = ws.store.units_of([doc_id])
+    fields = units[0].model_dump(include=set(ACCESS_KEYS)) if units else None
+    return fields is not None and visible(Access(**fields), principal or Principal.anonymous())
 
 
 def _graph_text(result: Any) -> str:
@@ -457,6 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def graph_common(g: argparse.ArgumentParser, json_output: bool = True) -> None:
         common(g)
+        who(g)
         if json_output:
             g.add_argument("--json", action="store_true", help="print the seed 003 JSON")
 

@@ -2,7 +2,10 @@
 
 The graph: ``entities`` Entity nodes and ``edges`` random RELATED edges between them, plus a
 document layer for the document queries: ``entities // 20`` Docs (10 categories, dates over
-2020–2024, pt/en), 2 Chunks per Doc (PART_OF) and 5 MENTIONS per Chunk. Loading uses batched
+2020–2024, pt/en), 2 Chunks per Doc (PART_OF) and 5 MENTIONS per Chunk, plus, for each
+RELATED edge, MENTIONS of its two ends from one chunk (a RELATED edge is seen only when a
+visible chunk mentions both ends). Docs and chunks are public, and the queries run as the
+anonymous principal, so every read pays for its visibility test. Loading uses batched
 ``UNWIND ... CREATE`` of ``batch_size`` rows per statement into an empty graph. Then ``queries``
 random calls of each retrieval (after a few warm-up calls) give the P50/P95 latencies.
 
@@ -34,6 +37,8 @@ from trilha.graph.store import GraphStore, ensure_indexes, write_rows
 logger = logging.getLogger(__name__)
 
 _TYPES = ("Concept", "Org", "Product", "Law", "Person")
+#: Access fields of the synthetic docs and chunks: seen by everyone.
+_PUBLIC = "visibility: 'public', sensitivity: 0, hierarchy_level: 0, acl: ['*']"
 
 
 def _relations(rng: np.random.Generator, n: int, m: int) -> np.ndarray[Any, Any]:
@@ -81,7 +86,7 @@ def build_synthetic(
     days = rng.integers(0, 5 * 365, size=docs)
     load(
         "UNWIND $rows AS r MATCH (c:Category {id: r.c}) CREATE (d:Doc {id: r.id, title: r.t, "
-        "updated_at: r.u, lang: r.l})-[:IN_CATEGORY]->(c)",
+        f"updated_at: r.u, lang: r.l, {_PUBLIC}}})-[:IN_CATEGORY]->(c)",
         [
             {
                 "id": f"d{i}",
@@ -95,7 +100,7 @@ def build_synthetic(
     )
     load(
         "UNWIND $rows AS r MATCH (d:Doc {id: r.d}) CREATE (:Chunk {id: r.id, doc_id: r.d, "
-        "ordinal: r.o})-[:PART_OF]->(d)",
+        f"ordinal: r.o, {_PUBLIC}}})-[:PART_OF]->(d)",
         [{"id": f"d{i}#{o}", "d": f"d{i}", "o": o} for i in range(docs) for o in range(2)],
     )
     targets = rng.integers(0, entities, size=(docs * 2, 5))
@@ -104,6 +109,11 @@ def build_synthetic(
         for i, row in enumerate(targets)
         for e, s in zip(set(row.tolist()), np.round(rng.random(5), 3), strict=False)
     ]
+    chunks = docs * 2
+    support = {
+        (f"d{(i % chunks) // 2}#{i % 2}", f"e{e}") for i, pair in enumerate(rel) for e in pair
+    } - {(m["c"], m["e"]) for m in mentions}
+    mentions += [{"c": c, "e": e, "s": 0.5} for c, e in sorted(support)]
     load(
         "UNWIND $rows AS r MATCH (c:Chunk {id: r.c}) MATCH (e:Entity {id: r.e}) "
         "CREATE (c)-[:MENTIONS {salience: r.s}]->(e)",

@@ -4,6 +4,10 @@ Builders take allow-listed labels / relationship types and validated ints only; 
 (ids, names, limits, languages) is a ``$parameter``. Each returns a string; the callers pass the
 parameters. Graph objects are projected to maps here (``{label, props}``, ``{type, s_label,
 s_id, t_label, t_id, props}``) so backends return plain dicts.
+
+Every read of what a caller may see takes a :class:`~trilha.graph.visibility.Visibility` and
+embeds its fragments (the caller passes ``vis.params`` with the other parameters), so the
+principal's rule runs inside the statement, before any ``LIMIT``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Sequence
 
 from trilha.graph.dialect import Dialect, shortest_path_clause
 from trilha.graph.model import COOCCURRENCE_WEIGHT_CYPHER, check_label, check_rel_type
+from trilha.graph.visibility import Visibility
 
 
 def node_map(var: str) -> str:
@@ -204,23 +209,35 @@ def node_by_id(label: str) -> str:
     )
 
 
-def _paths(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
-    where = " WHERE n:Entity AND n.id IN $names" if with_names else ""
+def visible_nodes(label: str, vis: Visibility) -> str:
+    """``{label, props}`` of the own-labelled ``label`` nodes in ``$ids`` that ``vis`` sees."""
     return (
-        f"MATCH (d:Doc {{id: $doc_id}}) MATCH p = (d)-[:{_types(rel_types)}*1..{int(max_hops)}]-(n)"
-        f"{where} WITH p LIMIT $path_cap "
+        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) WHERE {vis.own('n')} "
+        f"RETURN {node_map('n')} AS node"
     )
 
 
-def subgraph_nodes(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
+def _paths(rel_types: Sequence[str], max_hops: int, with_names: bool, vis: Visibility) -> str:
+    names = " AND n:Entity AND n.id IN $names" if with_names else ""
+    return (
+        f"MATCH (d:Doc {{id: $doc_id}}) WHERE {vis.own('d')} "
+        f"MATCH p = (d)-[:{_types(rel_types)}*1..{int(max_hops)}]-(n) "
+        f"WHERE {vis.path('p')}{names} WITH p LIMIT $path_cap "
+    )
+
+
+def subgraph_nodes(
+    rel_types: Sequence[str], max_hops: int, with_names: bool, vis: Visibility
+) -> str:
     """The ``$node_cap`` nearest distinct nodes on the first ``$path_cap`` paths of
     1..``max_hops`` hops from Doc ``$doc_id`` (ties by label, then id), each with its shortest
     distance ``dist``; also ``paths``, the number of paths seen.
 
-    With ``with_names`` only paths ending at an Entity whose id is in ``$names`` count.
+    With ``with_names`` only paths ending at an Entity whose id is in ``$names`` count. Only
+    paths ``vis`` sees in full are walked (:meth:`~trilha.graph.visibility.Visibility.path`).
     """
     return (
-        _paths(rel_types, max_hops, with_names)
+        _paths(rel_types, max_hops, with_names, vis)
         + "WITH collect(p) AS ps WITH ps, size(ps) AS paths UNWIND ps AS p "
         "UNWIND range(0, length(p)) AS i WITH paths, nodes(p)[i] AS x, i "
         "WITH paths, x, min(i) AS dist ORDER BY dist, labels(x)[0], x.id LIMIT $node_cap "
@@ -228,7 +245,9 @@ def subgraph_nodes(rel_types: Sequence[str], max_hops: int, with_names: bool) ->
     )
 
 
-def subgraph_rels(rel_types: Sequence[str], max_hops: int, with_names: bool) -> str:
+def subgraph_rels(
+    rel_types: Sequence[str], max_hops: int, with_names: bool, vis: Visibility
+) -> str:
     """Distinct relationships on the same paths as :func:`subgraph_nodes` whose two ends are
     in ``$kept`` (``'<Label>:<id>'`` strings), with ``dist``."""
     ends = (
@@ -236,17 +255,19 @@ def subgraph_rels(rel_types: Sequence[str], max_hops: int, with_names: bool) -> 
         "(labels(endNode(r))[0] + ':' + endNode(r).id) IN $kept"
     )
     return (
-        _paths(rel_types, max_hops, with_names)
+        _paths(rel_types, max_hops, with_names, vis)
         + "UNWIND range(0, length(p) - 1) AS i WITH relationships(p)[i] AS r, i "
         f"WITH r, min(i) + 1 AS dist WHERE {ends} RETURN {rel_map('r')} AS rel, dist"
     )
 
 
-def related_among() -> str:
-    """RELATED edges whose two ends are both among the entity ids ``$ids``."""
+def related_among(vis: Visibility) -> str:
+    """RELATED edges whose two ends are both among the entity ids ``$ids`` and that some chunk
+    ``vis`` sees supports, with ``support``, the number of such chunks."""
     return (
         "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
-        f"RETURN {rel_map('r')} AS rel"
+        f"WITH a, r, b, {vis.support('a', 'b')} AS support WHERE support > 0 "
+        f"RETURN {rel_map('r')} AS rel, support"
     )
 
 
@@ -264,38 +285,44 @@ def _lang(var: str, language: bool, joiner: str = "WHERE") -> str:
     return f" {joiner} {var}.lang = $language" if language else ""
 
 
-def topn_direct(language: bool) -> str:
-    """Docs whose chunks mention the entities ``$keys``: best salience per (doc, entity)."""
+def topn_direct(language: bool, vis: Visibility) -> str:
+    """Docs whose chunks mention the entities ``$keys``: best salience per (doc, entity);
+    chunk and doc both seen by ``vis``."""
     return (
-        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[m:MENTIONS]-(:Chunk)-[:PART_OF]->(d:Doc)"
-        f"{_lang('d', language)} WITH d, q, max(coalesce(m.salience, 0.0)) AS s "
+        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
+        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        "WITH d, q, max(coalesce(m.salience, 0.0)) AS s "
         "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, "
         "q.name AS entity, s AS salience LIMIT $cap"
     )
 
 
-def topn_related(language: bool) -> str:
-    """Docs mentioning an entity RELATED to one of ``$keys`` (one hop), with weight/salience."""
+def topn_related(language: bool, vis: Visibility) -> str:
+    """Docs mentioning an entity RELATED to one of ``$keys`` (one hop), with salience and the
+    edge's ``support`` (chunks ``vis`` sees mentioning both ends; none: the edge is hidden),
+    ``origin`` and stored ``weight`` (:func:`~trilha.graph.visibility.visible_weight`)."""
     return (
         "UNWIND $keys AS k MATCH (q:Entity {id: k}) WITH q MATCH (q)-[r:RELATED]-(e:Entity) "
-        "WHERE NOT e.id IN $keys WITH q, r, e "
-        "MATCH (e)<-[m:MENTIONS]-(:Chunk)-[:PART_OF]->(d:Doc)"
-        f"{_lang('d', language)} WITH d, q, e, max(coalesce(r.weight, 0.0)) AS w, "
-        "max(coalesce(m.salience, 0.0)) AS s RETURN d.id AS doc_id, d.title AS title, "
-        "d.updated_at AS updated_at, q.name AS entity, e.name AS via, w AS weight, "
-        "s AS salience LIMIT $cap"
+        f"WHERE NOT e.id IN $keys WITH q, r, e, {vis.support('q', 'e')} AS n WHERE n > 0 "
+        "MATCH (e)<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
+        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        "WITH d, q, e, r, n, max(coalesce(m.salience, 0.0)) AS s "
+        "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, q.name AS entity, "
+        "e.name AS via, r.weight AS weight, r.origin AS origin, n AS support, s AS salience "
+        "LIMIT $cap"
     )
 
 
-def topn_recent(language: bool, in_category: bool) -> str:
-    """The most recently updated docs (optionally of category ``$category``)."""
+def topn_recent(language: bool, in_category: bool, vis: Visibility) -> str:
+    """The most recently updated docs ``vis`` sees (optionally of category ``$category``)."""
     head = (
         "MATCH (d:Doc)-[:IN_CATEGORY]->(:Category {id: $category})"
         if in_category
         else "MATCH (d:Doc)"
     )
     return (
-        f"{head}{_lang('d', language)} RETURN d.id AS doc_id, d.title AS title, "
+        f"{head} WHERE {vis.own('d')}{_lang('d', language, 'AND')} "
+        "RETURN d.id AS doc_id, d.title AS title, "
         "d.updated_at AS updated_at ORDER BY coalesce(d.updated_at, '') DESC, doc_id LIMIT $cap"
     )
 
@@ -340,6 +367,11 @@ def set_kg_prior() -> str:
 def chunks_without_prior() -> str:
     """Ids of chunks that have no ``kg_prior`` yet (written before priors existed; read)."""
     return "MATCH (c:Chunk) WHERE c.kg_prior IS NULL RETURN c.id AS id"
+
+
+def without_access(label: str) -> str:
+    """One id of a ``label`` node stored without access fields (before issue 8), if any."""
+    return f"MATCH (n:{check_label(label)}) WHERE n.acl IS NULL RETURN n.id AS id LIMIT 1"
 
 
 def chunks_of_docs() -> str:

@@ -30,10 +30,9 @@ from trilha.graph.rows import (
     chunk_rows,
     dedupe,
     doc_rows,
-    edge_row,
     link_rows,
-    node_row,
     pairs_of,
+    record_rows,
 )
 from trilha.graph.store import GraphStore, batched, ensure_indexes, write_rows
 from trilha.types import TextUnit
@@ -126,6 +125,16 @@ class GraphWriter:
         stats = self._write_mentions(per_unit)
         self.refresh_priors(per_unit)
         return stats.model_copy(update={"docs": len(docs), "chunks": len(chunks)})
+
+    def lacks_access(self) -> bool:
+        """True when some Doc or Chunk was stored without its access fields (an old graph)."""
+        return any(self.store.run(cypher.without_access(label)) for label in ("Chunk", "Doc"))
+
+    def write_access(self, units: Sequence[TextUnit]) -> int:
+        """Set the Doc and Chunk properties (access fields included) of ``units`` again,
+        leaving their entities and links alone; returns the units written."""
+        self._write(cypher.upsert_nodes("Doc"), doc_rows(units))
+        return self._write(cypher.upsert_chunks(), chunk_rows(units))
 
     def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
         """Recompute the stored KG prior of ``chunk_ids``."""
@@ -300,10 +309,15 @@ class GraphWriter:
         *,
         known_docs: Collection[str] | None = None,
         known_units: Collection[str] | None = None,
+        access_defaults: Mapping[str, Any] | None = None,
     ) -> WriteStats:
         """Upsert explicit records, all checked before any is written: valid
-        (:mod:`trilha.graph.records`), and naming only Docs in ``known_docs`` and Chunks in
-        ``known_units`` (when given). One :class:`BadRequestError` lists every bad record."""
+        (:mod:`trilha.graph.records`), naming only Docs in ``known_docs`` and Chunks in
+        ``known_units`` (when given), and with valid access fields: a Task, User... node gets
+        those of its props over ``access_defaults`` (the workspace's; public, sensitivity 0,
+        level 0 when None). One :class:`BadRequestError` lists every bad record. A record
+        node created only as an edge's end has no access fields: nobody sees it until a node
+        record gives them."""
         batch = records if isinstance(records, Sequence) else list(records)
         check_records(batch)
         check_known(
@@ -311,15 +325,8 @@ class GraphWriter:
             None if known_docs is None else frozenset(known_docs),
             None if known_units is None else frozenset(known_units),
         )
+        nodes, edges = record_rows(batch, access_defaults)
         self.ensure_schema()
-        nodes: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        edges: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
-        for r in batch:
-            if isinstance(r, NodeRecord):
-                nodes[r.label].append(node_row(r))
-            else:
-                (sl, _), (tl, _) = r.endpoints()
-                edges[(r.type, sl, tl)].append(edge_row(r))
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():

@@ -4,6 +4,11 @@ Each validates its arguments (:mod:`trilha.graph.validation`), runs parametrised
 :mod:`trilha.graph.cypher`, de-duplicates nodes and edges in Python (a cycle can reach a node by
 several paths; it is returned once, at its shortest distance), applies the limits and says in
 the result what it clamped or cut.
+
+Each reads only what its ``principal`` may see (None: anonymous), inside the statements
+(:mod:`trilha.graph.visibility`): an invisible document reads exactly like a missing one, an
+invisible entity like an unknown one, and no node, title, entity, edge or path of what the
+principal may not see comes back.
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from trilha.access import Principal
 from trilha.graph import cypher
 from trilha.graph.model import EDGE_SPECS, KNOWLEDGE_RELS, NODE_SPECS, display_id, normalise_name
+from trilha.graph.paths import VisiblePathSearch, visible_entities
 from trilha.graph.ranking import DocEvidence, TopNWeights, rank, template_lang
 from trilha.graph.results import (
     GraphEdge,
@@ -38,6 +45,7 @@ from trilha.graph.validation import (
     text_arg,
 )
 from trilha.graph.validation import entity_names as check_names
+from trilha.graph.visibility import Visibility, visible_weight
 
 _LABEL_ORDER = {label: i for i, label in enumerate(NODE_SPECS)}
 
@@ -95,6 +103,7 @@ def subgraph(
     *,
     rel_types: Sequence[str] = KNOWLEDGE_RELS,
     timeout_s: float | None = None,
+    principal: Principal | None = None,
 ) -> SubgraphResult:
     """Nodes within ``max_hops`` of Doc ``doc_id`` and the edges among them (seed 003 §1).
 
@@ -103,8 +112,9 @@ def subgraph(
     caps nodes and edges alike; :func:`trilha.graph.selection.select` spends it on nodes
     connected to the document (most salient first) and keeps room for RELATED edges;
     ``constraints.truncated`` says when it cut anything. Nodes are listed nearest first (the Doc
-    first; ties by label, then id).
+    first; ties by label, then id). Only paths ``principal`` sees in full are walked.
     """
+    vis = Visibility.of(principal)
     notes: list[str] = []
     types = rel_type_list(rel_types)
     doc = text_arg("doc_id", doc_id)
@@ -112,15 +122,18 @@ def subgraph(
     cap = bounded("limit", limit, 1, MAX_LIMIT, notes)
     names, keys = check_names(entity_names)
     got = _Collected()
-    docs = store.run(cypher.node_by_id("Doc"), {"ids": [doc]}, timeout_s=timeout_s)
+    docs = store.run(
+        cypher.visible_nodes("Doc", vis), {**vis.params, "ids": [doc]}, timeout_s=timeout_s
+    )
     truncated = False
     if docs:
         got.add_node("Doc", docs[0]["node"]["props"], 0)
     else:
         notes.append(f"document {doc!r} not found")
     if docs and hops > 0:
-        truncated = _walk(store, got, doc, (types, hops, bool(keys)), keys, cap, timeout_s)
-        _add_related_among(store, got, timeout_s)
+        shape = (types, hops, bool(keys), vis)
+        truncated = _walk(store, got, doc, shape, keys, cap, timeout_s)
+        _add_related_among(store, got, vis, timeout_s)
     result = _cut(got, ("Doc", doc), cap)
     return SubgraphResult(
         nodes=result[0],
@@ -136,7 +149,7 @@ def _walk(
     store: GraphStore,
     got: _Collected,
     doc: str,
-    shape: tuple[tuple[str, ...], int, bool],
+    shape: tuple[tuple[str, ...], int, bool, Visibility],
     keys: list[str],
     cap: int,
     timeout_s: float | None,
@@ -150,6 +163,7 @@ def _walk(
     path_cap = min(max(cap * 20, 200), 10_000)
     node_cap = min(cap * 4, path_cap) + 1
     params: dict[str, Any] = {
+        **shape[3].params,
         "doc_id": doc,
         "names": keys,
         "path_cap": path_cap,
@@ -164,12 +178,18 @@ def _walk(
     return len(rows) >= node_cap or any(row["paths"] >= path_cap for row in rows)
 
 
-def _add_related_among(store: GraphStore, got: _Collected, timeout_s: float | None) -> None:
+def _add_related_among(
+    store: GraphStore, got: _Collected, vis: Visibility, timeout_s: float | None
+) -> None:
+    """RELATED edges among the walked entities that a visible chunk supports, weighted by the
+    visible chunks (:func:`~trilha.graph.visibility.visible_weight`)."""
     entities = sorted(k[1] for k in got.nodes if k[0] == "Entity")
     if len(entities) < 2:
         return
-    for row in store.run(cypher.related_among(), {"ids": entities}, timeout_s=timeout_s):
-        rel = row["rel"]
+    params = {**vis.params, "ids": entities}
+    for row in store.run(cypher.related_among(vis), params, timeout_s=timeout_s):
+        props = row["rel"].get("props") or {}
+        rel = {**row["rel"], "props": {**props, "weight": visible_weight(props, row["support"])}}
         dist = (
             max(
                 got.nodes[(rel["s_label"], rel["s_id"])][0],
@@ -207,21 +227,25 @@ def path(
     *,
     rel_types: Sequence[str] = ("RELATED",),
     timeout_s: float | None = None,
+    principal: Principal | None = None,
 ) -> PathResult:
-    """One shortest undirected path between two entities (seed 003 §2).
+    """One shortest undirected path between two entities (seed 003 §2) over what
+    ``principal`` sees (:mod:`trilha.graph.paths`).
 
-    No path (or an unknown entity) is an empty result with ``meta.found = false`` and a reason.
-    Edges are listed in path order; an undirected type (RELATED) is oriented along the path,
-    directed types keep their stored direction.
+    No path (or an unknown entity, or one the principal may not see) is an empty result with
+    ``meta.found = false`` and a reason. Edges are listed in path order; an undirected type
+    (RELATED) is oriented along the path, directed types keep their stored direction.
     """
+    vis = Visibility.of(principal)
     notes: list[str] = []
     types = rel_type_list(rel_types)
     length = bounded("max_length", max_length, 1, MAX_PATH_LENGTH, notes)
     src, dst = text_arg("source_entity", source_entity), text_arg("target_entity", target_entity)
     ks, kt = normalise_name(src), normalise_name(dst)
+    params = {**vis.params, "ids": [ks, kt]}
     known = {
         r["node"]["props"]["id"]: r["node"]["props"]
-        for r in store.run(cypher.node_by_id("Entity"), {"ids": [ks, kt]}, timeout_s=timeout_s)
+        for r in store.run(visible_entities(vis), params, timeout_s=timeout_s)
     }
 
     def empty(reason: str) -> PathResult:
@@ -238,15 +262,11 @@ def path(
         node = to_node("Entity", known[ks])
         meta = PathMeta(length=0, max_length=length, found=True, notes=notes)
         return PathResult(path=[node], edges=[], meta=meta)
-    params: dict[str, Any] = {"source": ks, "target": kt}
-    if store.dialect.max_length_as_param:
-        params.update(rel_types=list(types), max_length=length)
-    rows = store.run(
-        cypher.shortest_path(store.dialect, types, length), params, timeout_s=timeout_s
-    )
-    if not rows or not rows[0]["nodes"]:
+    search = VisiblePathSearch(store, vis, types, timeout_s)
+    found = search.find(known[ks], known[kt], length)
+    if found is None:
         return empty(f"no path of at most {length} edges")
-    nodes, rels = rows[0]["nodes"], rows[0]["rels"]
+    nodes, rels = found
     shown = [display_id(n["label"], n["props"]) for n in nodes]
     edges = []
     for i, r in enumerate(rels):
@@ -282,14 +302,18 @@ def topn(
     reasons_lang: str = "en",
     weights: TopNWeights | None = None,
     timeout_s: float | None = None,
+    principal: Principal | None = None,
 ) -> TopNResult:
     """Documents ranked by entity relevance, recency and category match (seed 003 §3).
 
     Candidates: documents whose chunks mention a query entity or an entity RELATED to one;
     without entity names, the most recent documents (and those of ``category``). ``language``
     filters documents; ``category`` earns a bonus; the reasons are written in the template
-    language ``reasons_lang`` ('en', 'pt', 'zh'), whatever the documents' language.
+    language ``reasons_lang`` ('en', 'pt', 'zh'), whatever the documents' language. Only
+    documents and chunks ``principal`` sees are candidates, and only RELATED edges a chunk it
+    sees supports are reasons (weighted by those chunks).
     """
+    vis = Visibility.of(principal)
     template = template_lang(reasons_lang)
     notes: list[str] = []
     cap_items = bounded("limit", limit, 1, MAX_LIMIT, notes)
@@ -297,24 +321,24 @@ def topn(
     cat = text_arg("category", category) if category is not None else None
     lang = text_arg("language", language).lower() if language is not None else None
     cap = min(max(cap_items * 20, 200), 5_000)
-    params: dict[str, Any] = {"keys": keys, "cap": cap, "language": lang}
+    params: dict[str, Any] = {**vis.params, "keys": keys, "cap": cap, "language": lang}
     found: dict[str, DocEvidence] = {}
     rows_seen = 0
     if keys:
         for statement in (
-            cypher.topn_direct(lang is not None),
-            cypher.topn_related(lang is not None),
+            cypher.topn_direct(lang is not None, vis),
+            cypher.topn_related(lang is not None, vis),
         ):
             rows = store.run(statement, params, timeout_s=timeout_s)
             rows_seen = max(rows_seen, len(rows))
             for r in rows:
                 _evidence(found, r)
     else:
-        queries = [(cypher.topn_recent(lang is not None, False), params)]
+        queries = [(cypher.topn_recent(lang is not None, False, vis), params)]
         if cat is not None:
             queries.append(
                 (
-                    cypher.topn_recent(lang is not None, True),
+                    cypher.topn_recent(lang is not None, True, vis),
                     {**params, "category": normalise_name(cat)},
                 )
             )
@@ -345,7 +369,8 @@ def _evidence(found: dict[str, DocEvidence], r: dict[str, Any]) -> None:
     )
     if "via" in r:
         key = (r["entity"], r["via"])
-        value = (float(r["weight"] or 0.0), float(r["salience"] or 0.0))
+        weight = visible_weight({"origin": r.get("origin"), "weight": r["weight"]}, r["support"])
+        value = (float(weight or 0.0), float(r["salience"] or 0.0))
         old = ev.related.get(key)
         if old is None or value[0] * value[1] > old[0] * old[1]:
             ev.related[key] = value

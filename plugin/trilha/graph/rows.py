@@ -3,13 +3,16 @@ or edge, built from units and records without any I/O."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from trilha.errors import BadRequestError
 from trilha.graph.extract import ExtractedEntity
 from trilha.graph.model import NODE_SPECS, node_key, normalise_name
-from trilha.graph.records import EdgeRecord, NodeRecord
+from trilha.graph.records import EdgeRecord, NodeRecord, locate, refuse
+from trilha.graph.visibility import DEFAULT_ACCESS, record_access, unit_access
 from trilha.types import TextUnit
 
 
@@ -30,33 +33,39 @@ def updated_at_of(unit: TextUnit) -> str | None:
 
 
 def doc_rows(units: Sequence[TextUnit]) -> list[dict[str, Any]]:
-    """One ``{id, props}`` row per document (the last unit of a document wins)."""
+    """One ``{id, props}`` row per document (the last unit of a document wins), with the
+    access fields (:func:`~trilha.graph.visibility.unit_access`)."""
     docs: dict[str, dict[str, Any]] = {}
     for u in units:
         docs[u.doc_id] = {
             "id": u.doc_id,
-            "props": _compact(
-                {
-                    "title": u.title,
-                    "updated_at": updated_at_of(u),
-                    "lang": u.lang.lower(),
-                    "owner_id": u.owner_id,
-                    "visibility": u.visibility,
-                    "hierarchy_level": u.hierarchy_level,
-                    "source_ref": u.source_ref,
-                }
-            ),
+            "props": {
+                **_compact(
+                    {
+                        "title": u.title,
+                        "updated_at": updated_at_of(u),
+                        "lang": u.lang.lower(),
+                        "source_ref": u.source_ref,
+                    }
+                ),
+                **unit_access(u),
+            },
         }
     return list(docs.values())
 
 
 def chunk_rows(units: Sequence[TextUnit]) -> list[dict[str, Any]]:
-    """One ``{id, doc_id, props}`` row per unit."""
+    """One ``{id, doc_id, props}`` row per unit, with its access fields."""
     return [
         {
             "id": u.unit_id,
             "doc_id": u.doc_id,
-            "props": {"doc_id": u.doc_id, "ordinal": u.ordinal, "lang": u.lang.lower()},
+            "props": {
+                "doc_id": u.doc_id,
+                "ordinal": u.ordinal,
+                "lang": u.lang.lower(),
+                **unit_access(u),
+            },
         }
         for u in units
     ]
@@ -98,12 +107,15 @@ def pairs_of(keys_by_salience: Sequence[str], top: int) -> set[tuple[str, str]]:
     return {(a, b) if a < b else (b, a) for a, b in combinations(keys_by_salience[:top], 2)}
 
 
-def node_row(r: NodeRecord) -> dict[str, Any]:
+def node_row(r: NodeRecord, access_defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Row of an explicit node; an own-labelled one (Task, User...) gets its access fields from
+    its props over ``access_defaults`` (:func:`~trilha.graph.visibility.record_access`)."""
     props: dict[str, Any] = {**r.props, "origin": "record"}
     if NODE_SPECS[r.label].named:
         props.setdefault("name", r.id)
     checked = NODE_SPECS[r.label].props.model_validate(props).model_dump(exclude_none=True)
-    return {"id": node_key(r.label, r.id), "props": checked}
+    access = record_access(r.label, r.props, access_defaults or {})
+    return {"id": node_key(r.label, r.id), "props": {**checked, **access}}
 
 
 def edge_row(r: EdgeRecord) -> dict[str, Any]:
@@ -119,3 +131,30 @@ def edge_row(r: EdgeRecord) -> dict[str, Any]:
         "t_name": ti if NODE_SPECS[tl].named else None,
         "props": {**r.props, "origin": "record"},
     }
+
+
+NodeRows = dict[str, list[dict[str, Any]]]
+EdgeRows = dict[tuple[str, str, str], list[dict[str, Any]]]
+
+
+def record_rows(
+    batch: Sequence[NodeRecord | EdgeRecord], access_defaults: Mapping[str, Any] | None
+) -> tuple[NodeRows, EdgeRows]:
+    """Rows per node label and per (type, source label, target label). Node access fields
+    come from props over ``access_defaults`` (:data:`DEFAULT_ACCESS` when None); every bad
+    one is listed in one :class:`~trilha.errors.BadRequestError`."""
+    defaults = DEFAULT_ACCESS if access_defaults is None else access_defaults
+    nodes: NodeRows = defaultdict(list)
+    edges: EdgeRows = defaultdict(list)
+    errors: list[str] = []
+    for where, r in zip(locate(batch), batch, strict=True):
+        if isinstance(r, NodeRecord):
+            try:
+                nodes[r.label].append(node_row(r, defaults))
+            except BadRequestError as e:
+                errors.append(f"{where}: {e}")
+        else:
+            (sl, _), (tl, _) = r.endpoints()
+            edges[(r.type, sl, tl)].append(edge_row(r))
+    refuse(errors)
+    return nodes, edges

@@ -7,6 +7,11 @@ context.md, and the writes (which clear the cache).
   (default ``<workspace>/graph``); with ``graph_url``: that FalkorDB/redis server;
 * ``graph_backend='bolt'``: ``graph_url`` (required), user, password, database;
 * ``graph_backend='none'``: no store (None).
+
+Every read takes ``principal`` (None: anonymous) and returns only what it may see
+(:mod:`trilha.graph.queries`). The cache is keyed by the principal's
+:func:`~trilha.access.scope_key` and the retrieval log records that key, never the principal's
+attributes.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
+from trilha.access import Principal, scope_key
 from trilha.errors import ConfigurationError
 from trilha.graph import queries
 from trilha.graph.boost import (
@@ -115,9 +121,17 @@ class GraphService:
         )
 
     def _call(
-        self, op: str, args: dict[str, Any], run: Callable[[], R], count: Callable[[R], int]
+        self,
+        op: str,
+        args: dict[str, Any],
+        principal: Principal | None,
+        run: Callable[[], R],
+        count: Callable[[R], int],
     ) -> R:
-        key = json.dumps({"op": op, **args}, sort_keys=True, ensure_ascii=False, default=str)
+        scope = scope_key(principal or Principal.anonymous())
+        key = json.dumps(
+            {"op": op, **args, "scope": scope}, sort_keys=True, ensure_ascii=False, default=str
+        )
         start = time.perf_counter()
         cached = self._cache.get(key)
         if cached is not None:
@@ -138,8 +152,10 @@ class GraphService:
         entity_names: Sequence[str] | None = None,
         max_hops: int = 2,
         limit: int = 30,
+        *,
+        principal: Principal | None = None,
     ) -> SubgraphResult:
-        """:func:`trilha.graph.queries.subgraph`, cached and logged."""
+        """:func:`trilha.graph.queries.subgraph` as ``principal`` sees it, cached and logged."""
         args = {
             "doc_id": doc_id,
             "entity_names": entity_names,
@@ -149,12 +165,22 @@ class GraphService:
         return self._call(
             "subgraph",
             args,
-            lambda: queries.subgraph(self.store, doc_id, entity_names, max_hops, limit),
+            principal,
+            lambda: queries.subgraph(
+                self.store, doc_id, entity_names, max_hops, limit, principal=principal
+            ),
             lambda r: len(r.nodes),
         )
 
-    def path(self, source_entity: str, target_entity: str, max_length: int = 4) -> PathResult:
-        """:func:`trilha.graph.queries.path`, cached and logged."""
+    def path(
+        self,
+        source_entity: str,
+        target_entity: str,
+        max_length: int = 4,
+        *,
+        principal: Principal | None = None,
+    ) -> PathResult:
+        """:func:`trilha.graph.queries.path` as ``principal`` sees it, cached and logged."""
         args = {
             "source_entity": source_entity,
             "target_entity": target_entity,
@@ -163,7 +189,10 @@ class GraphService:
         return self._call(
             "path",
             args,
-            lambda: queries.path(self.store, source_entity, target_entity, max_length),
+            principal,
+            lambda: queries.path(
+                self.store, source_entity, target_entity, max_length, principal=principal
+            ),
             lambda r: len(r.path),
         )
 
@@ -175,8 +204,10 @@ class GraphService:
         limit: int = 5,
         *,
         reasons_lang: str = "en",
+        principal: Principal | None = None,
     ) -> TopNResult:
-        """:func:`trilha.graph.queries.topn` (reasons in ``reasons_lang``), cached and logged."""
+        """:func:`trilha.graph.queries.topn` (reasons in ``reasons_lang``) as ``principal``
+        sees it, cached and logged."""
         args = {
             "entity_names": entity_names,
             "category": category,
@@ -187,8 +218,15 @@ class GraphService:
         return self._call(
             "topn",
             args,
+            principal,
             lambda: queries.topn(
-                self.store, entity_names, category, language, limit, reasons_lang=reasons_lang
+                self.store,
+                entity_names,
+                category,
+                language,
+                limit,
+                reasons_lang=reasons_lang,
+                principal=principal,
             ),
             lambda r: len(r.items),
         )
@@ -281,13 +319,21 @@ class GraphService:
         language: str | None = None,
         limit: int = 5,
         lang: str = "en",
+        principal: Principal | None = None,
     ) -> str:
         """context.md (seed 003 §5) from a doc's subgraph, the path between the first two
-        entities and the top-N documents; headings and reasons in the template language
-        ``lang`` ('en', 'pt', 'zh'), whatever the document-language filter ``language``."""
-        sub = self.subgraph(doc_id, list(entity_names) or None) if doc_id else None
-        between = self.path(entity_names[0], entity_names[1]) if len(entity_names) >= 2 else None
-        top = self.topn(list(entity_names) or None, category, language, limit, reasons_lang=lang)
+        entities and the top-N documents, all as ``principal`` sees them; headings and reasons
+        in the template language ``lang`` ('en', 'pt', 'zh'), whatever the document-language
+        filter ``language``."""
+        who = principal
+        names = list(entity_names) or None
+        sub = self.subgraph(doc_id, names, principal=who) if doc_id else None
+        between = (
+            self.path(entity_names[0], entity_names[1], principal=who)
+            if len(entity_names) >= 2
+            else None
+        )
+        top = self.topn(names, category, language, limit, reasons_lang=lang, principal=who)
         data = build_context(sub, between, top.items, entity_names=entity_names, limit=limit)
         return render_context_md(data, lang)
 
@@ -306,12 +352,36 @@ class GraphService:
         *,
         known_docs: Collection[str] | None = None,
         known_units: Collection[str] | None = None,
+        access_defaults: Mapping[str, Any] | None = None,
     ) -> WriteStats:
         """Upsert explicit records (clears the cache). All are checked first; records naming a
-        Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given) are refused with
-        one :class:`BadRequestError` that lists them, and nothing is written."""
+        Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given), or with bad
+        access fields (Task, User... nodes get theirs over ``access_defaults``), are refused
+        with one :class:`BadRequestError` that lists them, and nothing is written."""
         self._changed()
-        return self.writer.write_records(records, known_docs=known_docs, known_units=known_units)
+        return self.writer.write_records(
+            records,
+            known_docs=known_docs,
+            known_units=known_units,
+            access_defaults=access_defaults,
+        )
+
+    def upgrade_access(self, units: Callable[[], Iterable[TextUnit]]) -> int:
+        """When the graph holds Docs or Chunks without access fields (written before they
+        existed), write those of every unit again (``units`` yields the unit store's);
+        returns how many units were rewritten (0: nothing to do). Until then such nodes are
+        seen by nobody: the policy fails closed on a missing field."""
+        if not self.writer.lacks_access():
+            return 0
+        self._changed()
+        batch: list[TextUnit] = []
+        written = 0
+        for unit in units():
+            batch.append(unit)
+            if len(batch) >= self.writer.batch_size:
+                written += self.writer.write_access(batch)
+                batch = []
+        return written + (self.writer.write_access(batch) if batch else 0)
 
     def replace_doc(self, doc_id: str, units: Sequence[TextUnit]) -> WriteStats:
         """Replace document ``doc_id`` by ``units``, keeping its Doc node and curated (record)

@@ -1,7 +1,9 @@
 """LlamaIndex ``FunctionTool`` s over a workspace's graph, ready for the agents.
 
 Each tool returns the seed 003 JSON (as text for the LLM; the model object is the tool's raw
-output) and has an async variant that runs the graph call in a worker thread.
+output) and has an async variant that runs the graph call in a worker thread. The tools
+answer as the ``principal`` they were made for (anonymous by default): the agent cannot widen
+it, since no tool takes a principal argument.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from llama_index.core.tools import FunctionTool
 
+from trilha.access import Principal
 from trilha.graph.export import mermaid
 from trilha.graph.service import GraphService
 from trilha.workspace import Workspace
@@ -25,20 +28,22 @@ def _tool(fn: Callable[..., Any], name: str, description: str) -> FunctionTool:
     return FunctionTool.from_defaults(fn=fn, async_fn=afn, name=name, description=description)
 
 
-def graph_tools(workspace: Workspace) -> list[FunctionTool]:
-    """subgraph, path, topn, mermaid and context tools over the workspace's graph."""
+def graph_tools(workspace: Workspace, principal: Principal | None = None) -> list[FunctionTool]:
+    """subgraph, path, topn, mermaid and context tools over the workspace's graph, showing
+    only what ``principal`` (None: anonymous) may see."""
     graph: GraphService = workspace._require_graph()
+    who = principal
 
     def graph_subgraph(
         doc_id: str, entity_names: list[str] | None = None, max_hops: int = 2, limit: int = 30
     ) -> dict[str, Any]:
         """Nodes and edges around a document (at most 2 hops), optionally only towards the
         named entities. Limits are reported in 'constraints'."""
-        return graph.subgraph(doc_id, entity_names, max_hops, limit).model_dump()
+        return graph.subgraph(doc_id, entity_names, max_hops, limit, principal=who).model_dump()
 
     def graph_path(source_entity: str, target_entity: str, max_length: int = 4) -> dict[str, Any]:
         """Shortest chain of RELATED entities between two entities; an empty path when none."""
-        return graph.path(source_entity, target_entity, max_length).model_dump()
+        return graph.path(source_entity, target_entity, max_length, principal=who).model_dump()
 
     def graph_topn(
         entity_names: list[str] | None = None,
@@ -47,13 +52,13 @@ def graph_tools(workspace: Workspace) -> list[FunctionTool]:
         limit: int = 5,
     ) -> dict[str, Any]:
         """Documents most related to the entities, with readable reasons for each."""
-        return graph.topn(entity_names, category, language, limit).model_dump()
+        return graph.topn(entity_names, category, language, limit, principal=who).model_dump()
 
     def graph_mermaid(
         doc_id: str, entity_names: list[str] | None = None, max_hops: int = 2, limit: int = 30
     ) -> str:
         """Mermaid 'graph LR' text of a document's subgraph."""
-        return mermaid(graph.subgraph(doc_id, entity_names, max_hops, limit))
+        return mermaid(graph.subgraph(doc_id, entity_names, max_hops, limit, principal=who))
 
     def graph_context(
         entity_names: list[str],
@@ -68,6 +73,7 @@ def graph_tools(workspace: Workspace) -> list[FunctionTool]:
             language=language,
             limit=limit,
             lang=language if language in ("en", "pt", "zh") else "en",
+            principal=who,
         )
 
     return [

@@ -1,0 +1,107 @@
+"""The visibility policy as a Cypher boolean over one node: the WHERE fragment of graph reads.
+
+:func:`visible_where` compiles :func:`~trilha.access.policy.visibility_filter` (the same
+:class:`~trilha.index.filters.FilterExpr` the lexical and dense indices run) into Cypher over a
+node variable. Values travel as parameters (``$vis_0``, ``$vis_1``...); only the keys of
+:data:`~trilha.access.policy.ACCESS_KEYS` and the variable name are written into the text. The
+parameter names depend on the principal alone, so the fragments of two variables in one
+statement share them.
+
+Every test is two-valued: a comparison with a missing property is null in Cypher, so each one
+is wrapped in ``coalesce(..., false)`` and a node lacking a field fails closed, even under NOT.
+``acl`` is a list property: ``eq`` means "contains", ``in`` "contains any"
+(``any(vis_item IN coalesce(n.acl, []) WHERE vis_item IN $p)``). The fragment uses only
+``coalesce``, ``IN``, comparisons and ``any()``, which FalkorDB, Neo4j 5 and ArcadeDB (Bolt) run
+alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from trilha.access.policy import ACCESS_KEYS, visibility_filter
+from trilha.access.principal import Principal
+from trilha.errors import BadRequestError
+from trilha.index.filters import Condition, FilterExpr
+
+#: Access keys stored as lists on nodes.
+LIST_KEYS = frozenset({"acl"})
+_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SCALAR = {
+    "eq": "coalesce({v}.{k} = {p}, false)",
+    "in": "coalesce({v}.{k} IN {p}, false)",
+    "ne": "coalesce({v}.{k} <> {p}, true)",
+    "nin": "NOT coalesce({v}.{k} IN {p}, false)",
+    "gt": "coalesce({v}.{k} > {p}, false)",
+    "gte": "coalesce({v}.{k} >= {p}, false)",
+    "lt": "coalesce({v}.{k} < {p}, false)",
+    "lte": "coalesce({v}.{k} <= {p}, false)",
+}
+_ANY = "any(vis_item IN coalesce({v}.{k}, []) WHERE vis_item {test})"
+_LIST = {
+    "eq": _ANY.replace("{test}", "= {p}"),
+    "in": _ANY.replace("{test}", "IN {p}"),
+    "ne": "NOT " + _ANY.replace("{test}", "= {p}"),
+    "nin": "NOT " + _ANY.replace("{test}", "IN {p}"),
+}
+
+
+@dataclass
+class _Compiler:
+    """Turns a FilterExpr into a template over ``{v}`` and its parameters."""
+
+    prefix: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def condition(self, cond: Condition) -> str:
+        if cond.key not in ACCESS_KEYS:
+            raise BadRequestError(f"{cond.key!r} is not an access field ({', '.join(ACCESS_KEYS)})")
+        table = _LIST if cond.key in LIST_KEYS else _SCALAR
+        if cond.op not in table:
+            raise BadRequestError(f"operator {cond.op!r} does not apply to the list {cond.key!r}")
+        name = f"{self.prefix}_{len(self.params)}"
+        self.params[name] = cond.value
+        return table[cond.op].format(v="{v}", k=cond.key, p=f"${name}")
+
+    def expr(self, expr: FilterExpr) -> str:
+        parts = [
+            self.condition(p) if isinstance(p, Condition) else self.expr(p) for p in expr.parts
+        ]
+        if not parts:
+            body = "true" if expr.mode == "and" else "false"
+        else:
+            body = "(" + f" {expr.mode.upper()} ".join(parts) + ")"
+        return f"(NOT {body})" if expr.negate else body
+
+
+@dataclass(frozen=True)
+class CypherVisibility:
+    """One principal's rule compiled once: a template over the node variable, its parameters."""
+
+    template: str
+    params: dict[str, Any]
+
+    @classmethod
+    def of(cls, principal: Principal | None, prefix: str = "vis") -> CypherVisibility:
+        """The compiled rule of ``principal`` (None: anonymous)."""
+        if not _VAR.match(prefix):
+            raise BadRequestError(f"parameter prefix {prefix!r} is not a plain identifier")
+        compiler = _Compiler(prefix)
+        who = principal or Principal.anonymous()
+        template = compiler.expr(visibility_filter(who))
+        return cls(template=template, params=compiler.params)
+
+    def where(self, var: str) -> str:
+        """The fragment over node variable ``var`` (a plain identifier)."""
+        if not _VAR.match(var):
+            raise BadRequestError(f"Cypher variable {var!r} is not a plain identifier")
+        return self.template.replace("{v}", var)
+
+
+def visible_where(principal: Principal | None, var: str) -> tuple[str, dict[str, Any]]:
+    """``(fragment, params)``: a Cypher boolean true exactly when ``principal`` (None:
+    anonymous) may see node ``var``; pass ``params`` with the statement."""
+    compiled = CypherVisibility.of(principal)
+    return compiled.where(var), dict(compiled.params)

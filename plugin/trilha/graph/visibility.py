@@ -1,0 +1,117 @@
+"""Which graph nodes and edges a principal sees, as Cypher the reads embed.
+
+Two kinds of node:
+
+* **own** nodes carry the access fields (:data:`~trilha.access.policy.ACCESS_KEYS`): Doc and
+  Chunk (from their units) and every record label (Task, Project, User, Org..., from the
+  record's props with the workspace defaults). They are seen by their own fields
+  (:func:`trilha.access.cypher.visible_where`).
+* **shared** nodes (:data:`SHARED_LABELS`: Entity, Category, Tag, Criterio, Fato, Prova) belong
+  to whatever links to them. One is seen only when a visible own node links to it (a visible
+  chunk MENTIONS the entity, a visible doc is IN_CATEGORY, HAS_FATO...).
+
+Every relationship type but RELATED has an own end, so on a walked path without RELATED whose
+own nodes are all visible, each shared node sits next to a visible own node: the path predicate
+:meth:`Visibility.path` is exactly that. A RELATED edge is seen only when some visible chunk
+mentions both its ends (:meth:`Visibility.supported`); otherwise it would reveal a hidden
+co-occurrence. Its weight is then recomputed from the visible chunks (:func:`visible_weight`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from trilha.access import ACCESS_KEYS, Principal
+from trilha.access.cypher import CypherVisibility
+from trilha.errors import BadRequestError, one_line
+from trilha.graph.model import NODE_SPECS, cooccurrence_weight
+from trilha.types import TextUnit
+
+#: Labels seen through what links to them, not by fields of their own.
+SHARED_LABELS = frozenset({"Entity", "Category", "Tag", "Criterio", "Fato", "Prova"})
+#: Labels that carry the access fields.
+OWN_LABELS = frozenset(NODE_SPECS) - SHARED_LABELS
+#: Access fields a record node gets when neither it nor the caller sets any (the settings'
+#: defaults: public, sensitivity 0, level 0).
+DEFAULT_ACCESS: Mapping[str, Any] = {"visibility": "public", "sensitivity": 0, "hierarchy_level": 0}
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """One principal's visibility in Cypher: fragments over variables, and their parameters."""
+
+    principal: Principal
+    compiled: CypherVisibility
+
+    @classmethod
+    def of(cls, principal: Principal | None) -> Visibility:
+        """The visibility of ``principal`` (None: anonymous)."""
+        who = principal or Principal.anonymous()
+        return cls(who, CypherVisibility.of(who))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Parameters every fragment below needs."""
+        return {**self.compiled.params, "vis_shared": sorted(SHARED_LABELS)}
+
+    def own(self, var: str) -> str:
+        """``var`` (an own node) is visible by its fields."""
+        return self.compiled.where(var)
+
+    def node(self, var: str) -> str:
+        """``var`` is shared, or an own node visible by its fields (sound on :meth:`path`s)."""
+        return f"(labels({var})[0] IN $vis_shared OR {self.own(var)})"
+
+    def path(self, var: str) -> str:
+        """Path ``var`` has no RELATED hop and every own node on it is visible."""
+        return (
+            f"all(vis_x IN nodes({var}) WHERE {self.node('vis_x')}) AND "
+            f"none(vis_r IN relationships({var}) WHERE type(vis_r) = 'RELATED')"
+        )
+
+    def support(self, a: str, b: str) -> str:
+        """How many visible chunks mention both entities ``a`` and ``b``."""
+        return (
+            f"size([({a})<-[:MENTIONS]-(vis_c:Chunk)-[:MENTIONS]->({b}) "
+            f"WHERE {self.own('vis_c')} | vis_c.id])"
+        )
+
+    def supported(self, a: str, b: str) -> str:
+        """Some visible chunk mentions both entities ``a`` and ``b``."""
+        return f"{self.support(a, b)} > 0"
+
+
+def visible_weight(props: Mapping[str, Any], support: int) -> float | None:
+    """A RELATED edge's weight as the principal may see it: a record's curated weight, else
+    :func:`~trilha.graph.model.cooccurrence_weight` of the visible chunks mentioning both."""
+    if props.get("origin") == "record":
+        weight = props.get("weight")
+        return float(weight) if isinstance(weight, int | float) else None
+    return cooccurrence_weight(int(support))
+
+
+def unit_access(unit: TextUnit) -> dict[str, Any]:
+    """The access properties of a unit's Doc and Chunk nodes (``acl`` is ``[OPEN_ACL]`` when
+    the unit has none; unset ids are None, which removes a stale value)."""
+    payload = unit.payload()
+    return {k: payload[k] for k in ACCESS_KEYS}
+
+
+def record_access(
+    label: str, props: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The access properties of an own-labelled record node: its props over ``defaults``,
+    checked by the very rules units obey (an unknown visibility, an 'org' item without
+    ``org_id``... is one :class:`BadRequestError` line)."""
+    if label in SHARED_LABELS:
+        return {}
+    fields = {k: v for k, v in {**defaults, **props}.items() if k in ACCESS_KEYS and v is not None}
+    try:
+        checked = TextUnit(unit_id="record", doc_id="record", text="", **fields)
+    except ValidationError as e:
+        raise BadRequestError(f"{label} access: {one_line(e)}") from None
+    return unit_access(checked)
