@@ -21,6 +21,7 @@ from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
 RECORDS = Path(str(files("trilha.samples") / "graph" / "records.jsonl"))
+PRINCIPALS = Path(str(files("trilha.samples") / "principals.yaml"))
 DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 
 
@@ -158,6 +159,8 @@ def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     hidden = capsys.readouterr().err
     assert main(["graph", "subgraph", "-w", ws, "policy/nao-existe"]) == 2
     assert capsys.readouterr().err == hidden.replace("protecao-dados-lgpd", "nao-existe")
+    assert main(["graph", "mermaid", "-w", ws, DEBT, "--max-hops", "1", "--user", "x"]) == 2
+    assert "has no principals.yaml" in capsys.readouterr().err
     assert main(["graph", "mermaid", "-w", ws, DEBT, "--max-hops", "1"]) == 0
     assert capsys.readouterr().out.startswith("graph LR")
     assert main(["graph", "path", "-w", ws, "LGPD", "Nowhere Entity", "--json"]) == 0
@@ -272,3 +275,39 @@ def test_graph_orphans_are_removed_when_the_workspace_opens(
         found = ws.check()
         assert found.consistent and found.graph is not None and found.graph.count == 3
         assert ws.graph is not None and "ghost" not in ws.graph.doc_ids()
+
+
+def test_graph_topn_demo_three_users_three_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same entities asked by the Acme CFO, the Beta user and anonymous (issue 8 demo)."""
+    ws = tmp_path / "demo"
+    assert main(["ingest", "-q", "-w", str(ws), str(SAMPLES), "--records", str(RECORDS)]) == 0
+    (ws / "principals.yaml").write_bytes(PRINCIPALS.read_bytes())
+    capsys.readouterr()
+    seen = {}
+    for user in ("maria.cfo", "carla.beta", None):
+        who = ["--user", user] if user else []
+        topn = ["graph", "topn", "-w", str(ws), "--entity", "SOC", "--entity", "Beta", "--json"]
+        assert main([*topn, "--limit", "10", *who]) == 0
+        seen[user] = [i["doc_id"] for i in json.loads(capsys.readouterr().out)["items"]]
+    assert "finance/budget-memo-q3-2025" in seen["maria.cfo"]  # her confidential memo
+    assert "beta/politica-home-office" not in seen["maria.cfo"]
+    assert seen["carla.beta"] == ["beta/politica-home-office"]
+    assert seen[None] == []
+
+
+def test_an_old_graph_gets_its_access_fields_when_the_workspace_opens(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    strip = "MATCH (n) WHERE n:Doc OR n:Chunk REMOVE n.acl, n.sensitivity, n.org_id"
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+        ws.ingest(make_docs()[:3])
+        assert ws.graph is not None
+        ws.graph.store.write(strip)  # as a graph written before issue 8 holds them
+        assert ws.graph.topn(principal=READER).items == []  # missing fields fail closed
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+        assert ws.graph is not None
+        rows = ws.graph.store.run("MATCH (c:Chunk) RETURN c.acl AS acl, c.sensitivity AS s")
+        assert len(rows) >= 3 and all(r["acl"] is not None and r["s"] is not None for r in rows)
+        assert len(ws.graph.topn(principal=READER).items) == 3

@@ -197,3 +197,35 @@ def test_records_naming_unknown_docs_or_units_are_refused_whole(corpus: GraphSto
     assert snapshot(corpus) == before  # no phantom Doc, nothing else either
     stats = GraphWriter(corpus).write_records(records[:12], known_docs=docs, known_units=units)
     assert (stats.nodes, stats.edges) == (5, 7)
+
+
+def test_record_nodes_get_access_fields_with_the_defaults(store: GraphStore) -> None:
+    writer = GraphWriter(store)
+    task = '{"kind": "node", "label": "Task", "id": "t9", "props": {"title": "Audit"}}'
+    user = '{"kind": "node", "label": "User", "id": "u9", "props": {"visibility": "public"}}'
+    defaults = {"visibility": "org", "org_id": "acme", "sensitivity": 1, "hierarchy_level": 0}
+    writer.write_records(loads_records(f"{task}\n{user}"), access_defaults=defaults)
+    rows = store.run(
+        "MATCH (n) WHERE n.id IN ['t9', 'u9'] RETURN n.id AS id, n.visibility AS v, "
+        "n.org_id AS o, n.sensitivity AS s, n.acl AS acl ORDER BY id"
+    )
+    assert rows == [
+        {"id": "t9", "v": "org", "o": "acme", "s": 1, "acl": ["*"]},
+        {"id": "u9", "v": "public", "o": "acme", "s": 1, "acl": ["*"]},
+    ]
+
+
+def test_record_nodes_with_bad_access_are_refused_whole(store: GraphStore) -> None:
+    bad = (
+        '{"kind": "node", "label": "Task", "id": "a", "props": {"visibility": "team"}}\n'
+        '{"kind": "node", "label": "Project", "id": "b", "props": {"visibility": "project"}}\n'
+        '{"kind": "node", "label": "Task", "id": "c", "props": {"acl": ["*"]}}'
+    )
+    with pytest.raises(BadRequestError) as err:
+        GraphWriter(store).write_records(loads_records(bad))
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("invalid graph records: line 1: Task")
+    assert "visibility 'team' is not one of" in message
+    assert "line 2: Project access: visibility 'project' needs project_id" in message
+    assert "line 3: Task access: acl has an invalid role '*'" in message
+    assert not store.run("MATCH (n) RETURN n.id AS id")
