@@ -302,9 +302,8 @@ def topn_related(language: bool, vis: Visibility) -> str:
     edge's ``support`` (chunks ``vis`` sees mentioning both ends; none: the edge is hidden),
     ``origin`` and stored ``weight`` (:func:`~trilha.graph.visibility.visible_weight`)."""
     return (
-        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[:MENTIONS]-(s:Chunk) "
-        f"WHERE {vis.own('s')} MATCH (s)-[:MENTIONS]->(e:Entity) WHERE NOT e.id IN $keys "
-        "WITH q, e, count(DISTINCT s) AS n MATCH (q)-[r:RELATED]-(e) "
+        "UNWIND $keys AS k MATCH (q:Entity {id: k}) WITH q MATCH (q)-[r:RELATED]-(e:Entity) "
+        f"WHERE NOT e.id IN $keys WITH q, r, e, {vis.support('q', 'e')} AS n WHERE n > 0 "
         "MATCH (e)<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
         f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
         "WITH d, q, e, r, n, max(coalesce(m.salience, 0.0)) AS s "

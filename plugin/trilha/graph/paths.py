@@ -33,12 +33,10 @@ def neighbours(label: str, rel_types: Sequence[str], related: bool, vis: Visibil
     ``related`` asks for RELATED neighbours with their ``support``)."""
     head = f"UNWIND $ids AS k MATCH (a:{check_label(label)} {{id: k}})"
     tail = f"RETURN a.id AS src, {node_map('b')} AS node, {rel_map('r')} AS rel"
-    if related:  # from the visible chunks, once each, rather than a test per edge
+    if related:
         return (
-            f"{head}<-[:MENTIONS]-(s:Chunk) WHERE {vis.own('s')} "
-            "MATCH (s)-[:MENTIONS]->(b:Entity) WHERE b.id <> a.id "
-            "WITH a, b, count(DISTINCT s) AS support MATCH (a)-[r:RELATED]-(b) "
-            f"{tail}, support"
+            f"{head}-[r:RELATED]-(b:Entity) WITH a, r, b, {vis.support('a', 'b')} AS support "
+            f"WHERE support > 0 {tail}, support"
         )
     types = "|".join(check_rel_type(t) for t in rel_types)
     return f"{head}-[r:{types}]-(b) WHERE {vis.node('b')} {tail}, 0 AS support"
