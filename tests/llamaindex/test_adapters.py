@@ -74,3 +74,19 @@ def test_embedding_adapter_matches_encoder(small_ws: Workspace) -> None:
     got = emb.get_query_embedding("hello")
     assert len(got) == 384
     assert abs(sum(x * x for x in got) - 1.0) < 1e-4
+
+
+def test_kg_boost_without_a_graph_marks_nodes_and_keeps_no_state(small_ws: Workspace) -> None:
+    from llama_index.core.schema import MetadataMode
+
+    from trilha.llamaindex.postprocessors import KG_WARNING_KEY, KnowledgeGraphBoost
+    from trilha.retrieve.kg import UnavailableBooster
+
+    nodes = TrilhaRetriever(small_ws, top_k=3, kg=False).retrieve("security incident")
+    boost = KnowledgeGraphBoost(UnavailableBooster("graph down: connection refused"))
+    out = boost.postprocess_nodes(nodes, query_str="security incident")
+    assert [n.node.node_id for n in out] == [n.node.node_id for n in nodes]
+    assert all(n.node.metadata[KG_WARNING_KEY].startswith("graph down") for n in out)
+    assert KG_WARNING_KEY not in nodes[0].node.metadata  # the caller's nodes are untouched
+    assert "graph down" not in out[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    assert not hasattr(boost, "last_warning")
