@@ -313,6 +313,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
                 names, args.category, args.language, args.limit, reasons_lang=args.lang
             )
         else:
+            if not names and doc_id is None:
+                raise BadRequestError(
+                    "graph context needs --entity NAME (repeatable) or --doc-id ID; "
+                    "`trilha graph topn` and `trilha query` show both"
+                )
             print(
                 graph.context_md(
                     args.doc_id,
@@ -491,7 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
     graph_common(g, json_output=False)
     g.add_argument("--entity", action="append", help="entity name (repeat)")
-    g.add_argument("--doc-id", help="document whose subgraph to include")
+    g.add_argument(
+        "--doc-id", help="document whose subgraph to show (default: the entities' top document)"
+    )
     g.add_argument("--language", help="document language filter for top-N")
     g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="template language")
     g.add_argument("--limit", type=int, default=5, help="top documents (default 5)")

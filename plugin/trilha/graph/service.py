@@ -284,10 +284,13 @@ class GraphService:
     ) -> str:
         """context.md (seed 003 §5) from a doc's subgraph, the path between the first two
         entities and the top-N documents; headings and reasons in the template language
-        ``lang`` ('en', 'pt', 'zh'), whatever the document-language filter ``language``."""
+        ``lang`` ('en', 'pt', 'zh'), whatever the document-language filter ``language``.
+        Without ``doc_id``, the subgraph is that of the entities' best top-N document."""
+        top = self.topn(list(entity_names) or None, category, language, limit, reasons_lang=lang)
+        if doc_id is None and entity_names and top.items:
+            doc_id = top.items[0].doc_id
         sub = self.subgraph(doc_id, list(entity_names) or None) if doc_id else None
         between = self.path(entity_names[0], entity_names[1]) if len(entity_names) >= 2 else None
-        top = self.topn(list(entity_names) or None, category, language, limit, reasons_lang=lang)
         data = build_context(sub, between, top.items, entity_names=entity_names, limit=limit)
         return render_context_md(data, lang)
 
