@@ -33,7 +33,7 @@ salience × specificity / max(1, max)      +0.0033    +0.0042 +0.0024   13      
 ========================================  =========  ================  ======  ====
 
 (Without the gate the same rule was +0.0048 on train, 29 helped, 20 hurt; rejected for cost.)
-""""""
+"""
 
 from __future__ import annotations
 
