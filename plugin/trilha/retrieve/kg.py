@@ -33,6 +33,10 @@ salience × specificity / max(1, max)      +0.0033    +0.0042 +0.0024   13      
 ========================================  =========  ================  ======  ====
 
 (Without the gate the same rule was +0.0048 on train, 29 helped, 20 hurt; rejected for cost.)
+
+Test split, run once with this rule through ``trilha eval``: hybrid_weighted 0.7318,
+hybrid_weighted_kg 0.7265 (the previous rule: 0.7277). The train gain does not carry over to
+test; the rule is left as pre-registered, not tuned on test.
 """
 
 from __future__ import annotations
