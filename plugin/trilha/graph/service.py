@@ -215,6 +215,7 @@ class GraphService:
             self.boost_timeout_s,
             relevant=relevant,
             executor=self._gate.pool,
+            corpus_size=self._gate.corpus_size(),
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -243,6 +244,7 @@ class GraphService:
             relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
+            corpus_size=await asyncio.to_thread(self._gate.corpus_size),
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
