@@ -272,6 +272,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             reranker=args.reranker,
             scale=args.scale,
             progress=not args.quiet,
+            ingest_docs=args.ingest_docs,
         )
         _print_table(report["systems"], ("p50_ms", "p95_ms", "qps"))
     elif not args.graph:
@@ -544,6 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
             sp.set_defaults(func=cmd_eval)
         else:
             sp.add_argument("--queries", type=int, default=100, help="queries timed (def. 100)")
+            sp.add_argument(
+                "--ingest-docs",
+                type=int,
+                metavar="N",
+                help="time the ingest of the first N documents only (default: all)",
+            )
             sp.add_argument(
                 "--scale",
                 type=int,
