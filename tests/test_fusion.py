@@ -48,6 +48,13 @@ def test_weighted_merge_with_kg_uses_seed_weights() -> None:
     assert fused == pytest.approx({"a": 0.5, "b": 0.4 + 0.1})
 
 
+def test_weighted_merge_with_no_positive_boost_is_exactly_the_merge_without_graph() -> None:
+    bm25, sem = {"a": 3.0, "b": 2.0, "c": 1.0}, {"a": 0.1, "b": 0.7, "d": 0.4}
+    plain = weighted_merge(bm25, sem, Weights())
+    assert weighted_merge(bm25, sem, Weights(), kg=dict.fromkeys("abcd", 0.0)) == plain
+    assert weighted_merge(bm25, sem, Weights(), kg={}) == plain
+
+
 def test_weighted_merge_falls_back_to_the_side_with_results() -> None:
     assert weighted_merge({}, {"x": 0.3, "y": 0.1}, Weights()) == {"x": 1.0, "y": 0.0}
 

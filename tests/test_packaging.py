@@ -13,9 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The built wheel and what the build printed."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    done = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -23,14 +24,28 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "wheel",
             "--no-deps",
             "--no-build-isolation",
-            "-q",
+            "-v",
             "-w",
             str(out),
             str(ROOT),
         ],
         check=True,
+        capture_output=True,
+        text=True,
     )
-    return next(out.glob("trilha-*.whl"))
+    return next(out.glob("trilha-*.whl")), done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(build: tuple[Path, str]) -> Path:
+    return build[0]
+
+
+def test_build_prints_no_setuptools_warnings(build: tuple[Path, str]) -> None:
+    log = build[1]
+    assert "Successfully built trilha" in log
+    assert "BuildBackendWarning" not in log and "DeprecationWarning" not in log
+    assert "absent from the `packages` configuration" not in log
 
 
 def test_wheel_contents(wheel: Path) -> None:
@@ -45,6 +60,7 @@ def test_wheel_contents(wheel: Path) -> None:
         "trilha/samples/corpus/en-incident-response-runbook.md",
         "trilha/samples/principals.yaml",
         "trilha/access/policy.py",
+        "trilha/samples/graph/records.jsonl",
     ):
         assert expected in names
 

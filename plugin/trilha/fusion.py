@@ -3,7 +3,8 @@
 * :func:`minmax` — per-list min-max scaling; a list whose scores are all equal maps to 1.0,
   a unit absent from a list counts 0 for that list.
 * :func:`weighted_merge` — seed 001: ``w_bm25·norm(bm25) + w_sem·norm(cos) + w_kg·kg``, with
-  the weights of the sides that take part renormalised to sum to 1 (see :func:`active_weights`).
+  the weights of the sides that take part renormalised to sum to 1 (see :func:`active_weights`);
+  a graph boost that is 0 everywhere does not take part.
 * :func:`rrf_merge` — Reciprocal Rank Fusion, ``Σ w_i / (k + rank_i)`` on 1-based ranks, k=60
   (Cormack, Clarke & Büttcher, SIGIR 2009), weights honoured.
 * :func:`penalise_duplicates` — optional per-document decay for diversity (seed 002).
@@ -55,9 +56,10 @@ def weighted_merge(
     weights: Weights,
     kg: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """Seed 001's weighted formula over the union of both lists."""
+    """Seed 001's weighted formula over the union of both lists. A ``kg`` with no positive
+    boost takes no share: the scores are then exactly those without the graph."""
     sides = [name for name, scores in (("bm25", bm25), ("semantic", semantic)) if scores]
-    if kg is not None and sides:
+    if kg is not None and sides and any(v > 0 for v in kg.values()):
         sides.append("kg")
     w = active_weights(weights, sides)
     norm = {"bm25": minmax(bm25), "semantic": minmax(semantic), "kg": dict(kg or {})}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from trilha.access import Principal, visible
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
-from trilha.types import Side
+from trilha.types import Side, TextUnit
 from trilha.workspace import Workspace
 
 WORDS = ["vpn", "budget", "remote", "incident", "contract", "laptop", "audit", "travel"]
@@ -84,3 +85,20 @@ def test_anonymous_by_default(access_ws: Workspace) -> None:
     hits = access_ws.search("vpn", top_k=N).hits
     assert {h.unit.unit_id for h in hits} == {u.unit_id for u in public}
     assert access_ws.search("vpn").trace.principal.startswith("anonymous")  # type: ignore[union-attr]
+
+
+def test_a_public_workspace_skips_the_dense_filter_but_never_leaks_strays(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """Everyone sees every stored unit, so the dense side runs unfiltered; a vector the store
+    lacks (here a private one written straight into the dense index) is still never returned."""
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder)
+    with ws:
+        ws.ingest([SourceDocument(doc_id=f"p{i}", text=f"vpn guide {i}", source_type="text")
+                   for i in range(5)])  # fmt: skip
+        secret = TextUnit(unit_id="s#0", doc_id="s", text="vpn secret", visibility="private",
+                          owner_id="boss")  # fmt: skip
+        ws.dense.upsert([secret], embedder.encode_documents(["vpn secret"]))
+        result = ws.search("vpn secret", top_k=10, sides=("semantic",))
+        assert "s#0" not in {h.unit.unit_id for h in result.hits}
+        assert len(result.hits) == 5 and "snapshot" in " ".join(result.trace.warnings)

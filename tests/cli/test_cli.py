@@ -100,3 +100,24 @@ def test_eval_on_missing_folder_is_a_clear_error(
 ) -> None:
     assert main(["eval", "--data", str(tmp_path), "--out", str(tmp_path / "o.json")]) == 2
     assert "corpus.jsonl is missing" in capsys.readouterr().err
+
+
+def test_graph_context_for_an_entity_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "remote.md").write_text("# Remote work\n\nRemote work needs a VPN and a laptop.\n")
+    (docs / "soc.md").write_text("# Incidents\n\nThe SOC handles every security incident.\n")
+    ws = str(tmp_path / "ws")
+    assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0
+    capsys.readouterr()
+    assert main(["graph", "context", "--entity", "vpn", "-w", ws]) == 0
+    text = capsys.readouterr().out
+    subgraph = text.split("```mermaid\n")[1].split("```")[0]
+    assert 'doc_remote["Doc｜remote"] --> chunk_remote_0' in subgraph
+    assert 'chunk_remote_0 --> entity_VPN["Entity｜VPN"]' in subgraph
+    assert "- Chunk:remote#0 --MENTIONS--> Entity:VPN\n" in text
+    assert main(["graph", "context", "-w", ws]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs --entity NAME (repeatable) or --doc-id ID" in err

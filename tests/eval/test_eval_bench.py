@@ -25,6 +25,7 @@ from trilha.eval.bench import (
 )
 from trilha.settings import TrilhaSettings
 from trilha.types import StageTrace, Trace
+from trilha.workspace import Workspace
 
 
 @pytest.mark.parametrize(
@@ -107,3 +108,30 @@ def test_a_tiny_scale_build_filters_inside_both_sides(tmp_path: Path) -> None:
     assert 0 < got["filter_example_matches"] < 300
     assert got["filter_example"] == scale_filters(0)
     assert {"bm25", "dense", "merge"} <= set(got["stages_filtered"])
+
+
+def test_p50_ratios_name_the_issue_targets() -> None:
+    from trilha.eval.bench import p50_ratios
+
+    systems = {
+        "hybrid_weighted": {"p50_ms": 10.0},
+        "hybrid_weighted_kg": {"p50_ms": 11.0},
+        "hybrid_weighted_visibility": {"p50_ms": 10.5},
+    }
+    assert p50_ratios(systems) == {
+        "hybrid_weighted_kg_over_hybrid_weighted": 1.1,
+        "hybrid_weighted_visibility_over_hybrid_weighted": 1.05,
+    }
+    assert p50_ratios({"hybrid_weighted": {"p50_ms": 10.0}}) == {}
+
+
+def test_the_visibility_row_runs_the_policy_and_finds_what_plain_search_finds(
+    small_ws: Workspace,
+) -> None:
+    from trilha.eval.bench import bench_calls
+
+    calls = bench_calls(small_ws, rerank=False)
+    trace = calls["hybrid_weighted_visibility"]("security incident")
+    assert trace is not None and trace.merge == "weighted"
+    plain = small_ws.search("security incident", top_k=10, kg=False)
+    assert trace.bm25_hits == plain.trace.bm25_hits  # the small corpus is public: same hits

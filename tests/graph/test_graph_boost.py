@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from typing import Any
@@ -16,12 +17,15 @@ from trilha.graph.boost import (
     BoostWeights,
     acompute_kg_boost,
     compute_kg_boost,
+    entity_part,
     evidence_prior,
     normalise_boosts,
     raw_boost,
+    specificity,
 )
 from trilha.graph.falkordb import FalkorDBStore
 from trilha.graph.ingest import GraphWriter
+from trilha.graph.prior import backfill_entity_counts
 from trilha.graph.records import loads_records
 from trilha.graph.store import GraphStore, Params, Row
 
@@ -76,11 +80,39 @@ def test_weights() -> None:
         ({}, {}),
         ({"a": 0.0, "b": 0.0}, {"a": 0.0, "b": 0.0}),
         ({"a": 5.0, "b": 2.4, "c": 0.0}, {"a": 1.0, "b": 0.48, "c": 0.0}),
-        ({"a": 0.2}, {"a": 1.0}),
+        ({"a": 0.2, "b": 0.1}, {"a": 0.2, "b": 0.1}),  # weak evidence stays weak
+        ({"a": 1.0, "b": 0.5}, {"a": 1.0, "b": 0.5}),
     ],
 )
 def test_normalise_table(raw: dict[str, float], expected: dict[str, float]) -> None:
     assert normalise_boosts(raw) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "corpus", "expected"),
+    [
+        (1, 100, 1.0),  # one chunk in a hundred: fully specific
+        (10, 100, 0.5),  # ln(10) / ln(100)
+        (100, 100, 0.0),  # every chunk mentions it: says nothing
+        (250, 100, 0.0),  # a stale count above the corpus is clamped
+        (0, 100, 1.0),  # df counts at least the chunk that mentions it
+        (None, 100, 1.0),  # graph written before counts
+        (3, None, 1.0),  # corpus size unknown
+        (1, 1, 1.0),  # a one-chunk graph
+    ],
+)
+def test_specificity_table(chunks: int | None, corpus: int | None, expected: float) -> None:
+    assert specificity(chunks, corpus) == pytest.approx(expected)
+
+
+def test_entity_part_weighs_salience_by_specificity() -> None:
+    ents = [
+        {"id": "rare", "salience": 0.8, "chunks": 1},
+        {"id": "common", "salience": 1.0, "chunks": 10},
+        {"id": "common", "salience": 0.5, "chunks": 10},  # the same entity counts once
+    ]
+    assert entity_part(ents, W, corpus=100) == pytest.approx(0.8 + 1.0 * 0.5)
+    assert entity_part(ents, W) == pytest.approx(0.8 + 1.0)
 
 
 EVIDENCE = """
@@ -127,6 +159,30 @@ def test_boost_is_one_query(evidence: GraphStore) -> None:
         r["uid"]: r["prior"] for r in evidence.run(cypher.kg_boost(False), {"unit_ids": UNITS})
     }
     assert priors == {"stj/resp-1#0": 4.0, "stj/resp-2#0": 1.5, "guide/graphrag#0": 0.0}
+
+
+def test_entities_store_how_many_chunks_mention_them(corpus: GraphStore) -> None:
+    count = "MATCH (e:Entity) RETURN e.id AS id, e.chunks AS n"
+    expected = {"neo4j": 3, "knowledge graph": 2, "stj": 2, "lgpd": 2}
+    expected |= {"graphrag": 1, "cypher": 1, "dano moral": 1}
+    assert {r["id"]: r["n"] for r in corpus.run(count)} == expected
+    GraphWriter(corpus).delete_doc("guide/old")
+    counts = {r["id"]: r["n"] for r in corpus.run(count)}
+    assert counts["neo4j"] == 2 and counts["knowledge graph"] == 1
+    corpus.write("MATCH (e:Entity) REMOVE e.chunks")  # a graph from before counts
+    assert backfill_entity_counts(corpus) == 7
+    assert {r["id"]: r["n"] for r in corpus.run(count)} == counts
+
+
+def test_boost_weighs_entities_by_specificity(corpus: GraphStore) -> None:
+    # STJ: 2 of 5 chunks, specificity ln(5/2)/ln(5); the raw boosts stay below 1, unscaled
+    spec = math.log(5 / 2) / math.log(5)
+    result = compute_kg_boost(
+        corpus, ["stj/resp-1#0", "stj/resp-2#0", "guide/graphrag#0"], ["STJ"], 5.0, corpus_size=5
+    )
+    assert result.scores == pytest.approx(
+        {"stj/resp-1#0": 1.0 * spec, "stj/resp-2#0": 0.9 * spec, "guide/graphrag#0": 0.0}
+    )
 
 
 def test_only_relevant_units_are_read_and_boosted(evidence: GraphStore) -> None:

@@ -221,8 +221,13 @@ def test_build_context_from_results(corpus: GraphStore) -> None:
     data = build_context(sub, walk, top.items, entity_names=["Neo4j"], limit=5)
     assert data.doc_titles == ["GraphRAG intro", "Old notes"]
     assert data.time_range == "2021-01-01 – 2024-05-20"
-    assert data.edges[:2] == walk.edges and all(e.type == "RELATED" for e in data.edges)
-    assert len(data.edges) == len(set(data.edges))
+    assert data.edges[:2] == walk.edges
+    mentions = [e for e in data.edges if e.type != "RELATED"]  # evidence for the query entity
+    assert [(e.source, e.type, e.target) for e in mentions] == [
+        ("Chunk:guide/graphrag#0", "MENTIONS", "Entity:Neo4j"),
+        ("Chunk:guide/graphrag#1", "MENTIONS", "Entity:Neo4j"),
+    ]
+    assert data.edges[-2:] == mentions and len(data.edges) == len(set(data.edges))
     text = render_context_md(data)
     assert "```mermaid\ngraph LR\n" in text and "**GraphRAG intro**" in text
 
@@ -240,6 +245,14 @@ def test_context_md_follows_the_template_language_not_the_filter(corpus: GraphSt
     assert "mentions entity STJ (salience 1.00)" in english
     with pytest.raises(BadRequestError, match="template language 'fr'"):
         service.context_md(None, ["STJ"], lang="fr")
+
+
+def test_context_md_without_a_document_shows_the_entities_best_one(corpus: GraphStore) -> None:
+    text = GraphService(corpus).context_md(None, ["cypher"])
+    subgraph = text.split("```mermaid\n")[1].split("```")[0]
+    assert_mermaid(subgraph)
+    assert 'chunk_guide_graphrag_1 --> entity_Cypher["Entity｜Cypher"]' in subgraph
+    assert "- Chunk:guide/graphrag#1 --MENTIONS--> Entity:Cypher\n" in text
 
 
 def png_size(path: Path) -> tuple[int, int]:

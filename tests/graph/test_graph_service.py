@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,8 @@ def test_boost_is_logged_and_degrades(store: GraphStore, tmp_path: Path) -> None
     service = GraphService(store, log=log, boost_timeout_s=5.0)
     service.ingest(UNITS, ENTITIES)
     ok = service.kg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
-    assert ok.scores == pytest.approx({"stj/resp-1#0": 1.0, "stj/resp-2#0": 0.9})
+    spec = math.log(5 / 2) / math.log(5)  # STJ: 2 of the graph's 5 chunks
+    assert ok.scores == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec})
     service.close()
     failed = service.kg_boost(["stj/resp-1#0"], ["STJ"])
     assert failed.scores == {} and failed.warning
@@ -94,7 +96,18 @@ async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
     service = GraphService(store, max_concurrency=1)
     service.ingest(UNITS, ENTITIES)
     result = await service.akg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["stj"], batch_size=1)
-    assert result.scores == pytest.approx({"stj/resp-1#0": 1.0, "stj/resp-2#0": 0.9})
+    spec = math.log(5 / 2) / math.log(5)
+    assert result.scores == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec})
+
+
+def test_boost_reads_the_corpus_size_again_after_a_write(store: GraphStore) -> None:
+    service = GraphService(store)
+    service.ingest(UNITS[:3], ENTITIES)  # Neo4j in all 3 chunks: says nothing
+    assert service.kg_boost(["guide/graphrag#1"], ["Neo4j"]).scores == {"guide/graphrag#1": 0.0}
+    service.ingest(UNITS[3:], ENTITIES)  # now 3 of 5
+    spec = math.log(5 / 3) / math.log(5)
+    boost = service.kg_boost(["guide/graphrag#1"], ["Neo4j"])
+    assert boost.scores == pytest.approx({"guide/graphrag#1": 0.9 * spec})
 
 
 def test_context_md(store: GraphStore) -> None:
@@ -153,8 +166,10 @@ def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_
     probe.calls = 0
     for _ in range(3):
         assert service.kg_boost(ids, ["", " "]).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.0}
-    assert probe.calls == 2 and log.read() == []  # the backfill check, then one evidence check
+    # the two backfill checks (priors, entity counts), then one evidence check
+    assert probe.calls == 3 and log.read() == []
     record = '{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-2","target":"Fato:f1"}'
     service.write_records(loads_records(record))  # a write: ask again
-    assert service.kg_boost(ids, []).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 1.0}
+    # one Fato (prior 0.5) is weaker evidence than 1: it is not scaled up to the full boost
+    assert service.kg_boost(ids, []).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.5}
     assert [e.query["unit_ids"] for e in log.read()] == [ids]

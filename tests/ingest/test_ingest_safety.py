@@ -175,7 +175,7 @@ def test_orphan_vectors_never_cost_a_result(
     with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, repair=False) as ws:
         result = ws.search("vpn access policy", top_k=total)
         assert len(result.hits) == total
-        assert any("not in the unit store" in w for w in result.trace.warnings)
+        assert any("not in this search's snapshot" in w for w in result.trace.warnings)
 
 
 @pytest.mark.parametrize("spelling", ["corpus", "./corpus/", "ABS", "."])

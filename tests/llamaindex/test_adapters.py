@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, QueryBundle
 from llama_index.core.tools import RetrieverTool
 from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
 
+from trilha.errors import BadRequestError
 from trilha.llamaindex import SCORE_KEYS, CrossEncoderRerank, TrilhaEmbedding, TrilhaRetriever
 from trilha.llamaindex.nodes import node_to_hit
 from trilha.workspace import Workspace
@@ -74,3 +76,41 @@ def test_embedding_adapter_matches_encoder(small_ws: Workspace) -> None:
     got = emb.get_query_embedding("hello")
     assert len(got) == 384
     assert abs(sum(x * x for x in got) - 1.0) < 1e-4
+
+
+def test_kg_boost_without_a_graph_marks_nodes_and_keeps_no_state(small_ws: Workspace) -> None:
+    from llama_index.core.schema import MetadataMode
+
+    from trilha.llamaindex.postprocessors import KG_WARNING_KEY, KnowledgeGraphBoost
+    from trilha.retrieve.kg import UnavailableBooster
+
+    nodes = TrilhaRetriever(small_ws, top_k=3, kg=False).retrieve("security incident")
+    boost = KnowledgeGraphBoost(UnavailableBooster("graph down: connection refused"))
+    out = boost.postprocess_nodes(nodes, query_str="security incident")
+    assert [n.node.node_id for n in out] == [n.node.node_id for n in nodes]
+    assert all(n.node.metadata[KG_WARNING_KEY].startswith("graph down") for n in out)
+    assert KG_WARNING_KEY not in nodes[0].node.metadata  # the caller's nodes are untouched
+    assert "graph down" not in out[0].node.get_content(metadata_mode=MetadataMode.LLM)
+    assert not hasattr(boost, "last_warning")
+
+
+def test_search_tool_binds_the_principal_and_cites(small_ws: Workspace) -> None:
+    from trilha.access import Principal
+    from trilha.llamaindex import search_tool
+    from trilha.types import SearchResult
+
+    tool = search_tool(small_ws, merge="rrf")
+    assert tool.metadata.name == "trilha_search"
+    out = tool.call(query="security incident", top_k=2, lang="en")
+    assert isinstance(out.raw_output, SearchResult) and len(out.raw_output.hits) == 2
+    first = out.raw_output.hits[0].unit
+    assert f"({first.doc_id}, {first.unit_id}" in out.content
+    assert out.raw_output.trace.merge == "rrf"
+    later = asyncio.run(tool.acall(query="security incident", top_k=2, lang="en"))
+    assert later.content == out.content
+    # a principal the tool was made for cannot be changed by the caller's arguments
+    nobody = Principal(user_id="x", clearance=0)
+    assert "principal" not in tool.metadata.get_parameters_dict()["properties"]
+    assert search_tool(small_ws, principal=nobody).call(query="vpn").raw_output.trace.principal
+    with pytest.raises(BadRequestError, match="top_k"):
+        search_tool(small_ws, top_k=0)

@@ -272,6 +272,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             reranker=args.reranker,
             scale=args.scale,
             progress=not args.quiet,
+            ingest_docs=args.ingest_docs,
         )
         _print_table(report["systems"], ("p50_ms", "p95_ms", "qps"))
     elif not args.graph:
@@ -321,6 +322,11 @@ def cmd_graph(args: argparse.Namespace) -> int:
                 principal=who,
             )
         else:
+            if not names and doc_id is None:
+                raise BadRequestError(
+                    "graph context needs --entity NAME (repeatable) or --doc-id ID; "
+                    "`trilha graph topn` and `trilha query` show both"
+                )
             print(
                 graph.context_md(
                     args.doc_id,
@@ -510,7 +516,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
     graph_common(g, json_output=False)
     g.add_argument("--entity", action="append", help="entity name (repeat)")
-    g.add_argument("--doc-id", help="document whose subgraph to include")
+    g.add_argument(
+        "--doc-id", help="document whose subgraph to show (default: the entities' top document)"
+    )
     g.add_argument("--language", help="document language filter for top-N")
     g.add_argument("--lang", choices=("en", "pt", "zh"), default="en", help="template language")
     g.add_argument("--limit", type=int, default=5, help="top documents (default 5)")
@@ -556,6 +564,12 @@ def build_parser() -> argparse.ArgumentParser:
             sp.set_defaults(func=cmd_eval)
         else:
             sp.add_argument("--queries", type=int, default=100, help="queries timed (def. 100)")
+            sp.add_argument(
+                "--ingest-docs",
+                type=int,
+                metavar="N",
+                help="time the ingest of the first N documents only (default: all)",
+            )
             sp.add_argument(
                 "--scale",
                 type=int,

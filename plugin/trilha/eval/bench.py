@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from tqdm.auto import tqdm
 
+from trilha.access import Principal, visibility_filter
 from trilha.encode.base import Embedder
 from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.runner import Backend, Precision, default_workspace
@@ -133,6 +134,10 @@ def bench_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
         calls["hybrid_weighted_rerank"] = _trace_of(
             lambda q: ws.search(q, top_k=12, candidates=40, rerank=True, merge="weighted", kg=False)
         )
+    policy = visibility_filter(BENCH_PRINCIPAL)
+    calls["hybrid_weighted_visibility"] = _trace_of(
+        lambda q: ws.search(q, top_k=10, merge="weighted", kg=False, filters=policy)
+    )
     fusion = fusion_retriever(ws, top_k=10)
 
     def llamaindex(text: str) -> None:
@@ -140,6 +145,30 @@ def bench_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
 
     calls["llamaindex_fusion"] = llamaindex
     return calls
+
+
+#: A member of one organisation, project and role: its compiled visibility rule is what
+#: ``hybrid_weighted_visibility`` runs inside both indices (as an explicit filter, so the dense
+#: side runs it even on a corpus every principal sees whole).
+BENCH_PRINCIPAL = Principal(
+    user_id="bench-user",
+    org_ids=["bench-org"],
+    project_ids=["bench-project"],
+    roles=["bench-role"],
+    hierarchy_level=1,
+    clearance=1,
+)
+
+
+def p50_ratios(systems: dict[str, Any]) -> dict[str, float]:
+    """The issue targets: kg and visibility P50 over plain weighted hybrid P50, one run."""
+    base = systems.get("hybrid_weighted", {}).get("p50_ms")
+    out: dict[str, float] = {}
+    for name in ("hybrid_weighted_kg", "hybrid_weighted_visibility"):
+        p50 = systems.get(name, {}).get("p50_ms")
+        if base and p50:
+            out[f"{name}_over_hybrid_weighted"] = round(p50 / base, 3)
+    return out
 
 
 def bench_systems(
@@ -406,6 +435,7 @@ def run_bench(
         result["systems"], result["stages"] = bench_systems(
             ws, texts, reranker is not None, progress
         )
+        result["p50_ratios"] = p50_ratios(result["systems"])
         result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)
         if reranker is not None:
             result["rerank"] = bench_rerank(ws, str(reranker), texts[:20])

@@ -3,13 +3,20 @@
 Two parts. The *prior* is query-independent: the Criterio nodes (with ``peso``), Fato and Prova
 nodes linked to the chunk or to its Doc, stored on the chunk as ``kg_prior`` whenever units,
 records or a document change (:mod:`trilha.graph.prior`). The *entity* part is the salience of the
-query's entities the chunk mentions (matched by normalised name). A query reads both for its
-candidates in ONE statement, then, in pure Python::
+query's entities the chunk mentions (matched by normalised name), each weighed by how specific
+the entity is: ``specificity = ln(N/df) / ln(N)``, with N the chunks in the graph and df the
+chunks mentioning the entity (stored on the Entity as ``chunks`` at ingest), so an entity that
+half the corpus mentions says little and one in every chunk says nothing. A query reads both
+for its candidates in ONE statement, then, in pure Python::
 
     prior(u) = w_criterio × Σ peso (distinct criteria; peso 1 when unset)
              + w_fato × #distinct fatos + w_prova × #distinct provas
-    raw(u)   = prior(u) + w_entity × Σ salience of distinct query entities mentioned
-    boost(u) = raw(u) / max raw over the batch   (all 0 when nothing is connected)
+    raw(u)   = prior(u) + w_entity × Σ salience × specificity of distinct query entities
+    boost(u) = raw(u) / max(1, max raw over the batch)   (all 0 when nothing is connected)
+
+Dividing by at least 1 (one Criterio of peso 1, or one fully salient entity that a single chunk
+mentions) keeps weak evidence weak: a lone low-salience mention of a common entity no longer
+earns the whole ``kg`` share. :mod:`trilha.retrieve.kg` gives the SciFact train numbers.
 
 When the caller passes a ``relevant`` set (the candidates the retrieval sides already rank
 well), only those are read and scored; the others get 0. The graph then reorders what the text
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Executor, Future
@@ -76,24 +84,40 @@ def evidence_prior(row: Mapping[str, Any], weights: BoostWeights) -> float:
     )
 
 
-def entity_part(entities: Sequence[Mapping[str, Any]] | None, weights: BoostWeights) -> float:
-    """``w_entity × Σ salience`` of the distinct query entities a chunk mentions."""
+def specificity(chunks: Any, corpus: int | None) -> float:
+    """``ln(N/df) / ln(N)`` in [0, 1] for an entity ``chunks`` (df) of ``corpus`` (N) chunks
+    mention; 1 when either count is unknown (a graph written before counts) or N ≤ 1."""
+    if corpus is None or corpus <= 1 or chunks is None:
+        return 1.0
+    df = max(1, int(chunks))
+    return min(1.0, max(0.0, math.log(corpus / df) / math.log(corpus)))
+
+
+def entity_part(
+    entities: Sequence[Mapping[str, Any]] | None,
+    weights: BoostWeights,
+    corpus: int | None = None,
+) -> float:
+    """``w_entity × Σ salience × specificity`` of the distinct query entities a chunk mentions
+    (``corpus``: chunks in the graph; None counts every entity as fully specific)."""
     ents: dict[str, float] = {}
     for e in entities or []:
         if e and e.get("id") is not None:
-            ents[e["id"]] = max(ents.get(e["id"], 0.0), float(e.get("salience") or 0.0))
+            value = float(e.get("salience") or 0.0) * specificity(e.get("chunks"), corpus)
+            ents[e["id"]] = max(ents.get(e["id"], 0.0), value)
     return weights.entity * sum(ents.values())
 
 
-def raw_boost(row: Mapping[str, Any], weights: BoostWeights) -> float:
+def raw_boost(row: Mapping[str, Any], weights: BoostWeights, corpus: int | None = None) -> float:
     """The raw boost of one unit from its boost row: stored ``prior`` plus the entity part."""
-    return float(row.get("prior") or 0.0) + entity_part(row.get("entities"), weights)
+    return float(row.get("prior") or 0.0) + entity_part(row.get("entities"), weights, corpus)
 
 
 def normalise_boosts(raw: Mapping[str, float]) -> dict[str, float]:
-    """Divide by the batch maximum: the best-connected unit gets 1, unconnected ones 0."""
-    top = max(raw.values(), default=0.0)
-    return {k: (v / top if top > 0 else 0.0) for k, v in raw.items()}
+    """Divide by the batch maximum, or by 1 when it is smaller: boosts stay in [0, 1], the
+    best-connected unit gets 1 only when its evidence is worth at least 1."""
+    top = max(1.0, *raw.values()) if raw else 1.0
+    return {k: v / top for k, v in raw.items()}
 
 
 def entity_keys(query_entities: Sequence[str]) -> list[str]:
@@ -116,10 +140,12 @@ def _rows(
     return store.run(cypher.kg_boost(bool(keys)), params, timeout_s=timeout_s)
 
 
-def _scored(unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights) -> BoostResult:
+def _scored(
+    unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights, corpus: int | None
+) -> BoostResult:
     raw = dict.fromkeys(unit_ids, 0.0)
     for row in rows:
-        raw[row["uid"]] = raw_boost(row, weights)
+        raw[row["uid"]] = raw_boost(row, weights, corpus)
     return BoostResult(scores=normalise_boosts(raw), raw=raw)
 
 
@@ -167,9 +193,11 @@ def compute_kg_boost(
     weights: BoostWeights | None = None,
     relevant: Collection[str] | None = None,
     executor: Executor | None = None,
+    corpus_size: int | None = None,
 ) -> BoostResult:
     """Boosts for ``unit_ids`` with at most ONE graph query, within ``timeout_s`` (wall
-    clock); only ``relevant`` units are read and may score (all when None).
+    clock); only ``relevant`` units are read and may score (all when None). ``corpus_size``
+    (chunks in the graph) sets the entities' specificity; None treats every entity as specific.
 
     The query runs on ``executor`` (a long-lived pool: no thread to start per call) or, without
     one, on a new daemon thread; either way the caller stops waiting at ``timeout_s``."""
@@ -180,7 +208,7 @@ def compute_kg_boost(
         return _failed("no graph store configured")
     wanted = gated_ids(unit_ids, relevant)
     if not wanted:
-        return _scored(unit_ids, [], weights or BoostWeights())
+        return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     try:
         rows = _start(store, wanted, entity_keys(query_entities), timeout_s, executor).result(
             timeout_s
@@ -189,7 +217,7 @@ def compute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(unit_ids, rows, weights or BoostWeights())
+    return _scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
 
 
 async def acompute_kg_boost(
@@ -203,10 +231,12 @@ async def acompute_kg_boost(
     batch_size: int | None = None,
     max_concurrency: int = 20,
     semaphore: asyncio.Semaphore | None = None,
+    corpus_size: int | None = None,
 ) -> BoostResult:
     """Async boosts: one query per ``batch_size`` units (default: one for all), at most
     ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
-    Normalisation is over the whole set of units; ``relevant`` as in :func:`compute_kg_boost`."""
+    Normalisation is over the whole set of units; ``relevant`` and ``corpus_size`` as in
+    :func:`compute_kg_boost`."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
@@ -214,7 +244,7 @@ async def acompute_kg_boost(
         return _failed("no graph store configured")
     ids = gated_ids(unit_ids, relevant)
     if not ids:
-        return _scored(unit_ids, [], weights or BoostWeights())
+        return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     size = batch_size or len(ids)
     gate = semaphore or asyncio.Semaphore(max_concurrency)
     keys = entity_keys(query_entities)
@@ -231,4 +261,4 @@ async def acompute_kg_boost(
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
     rows = [row for part in parts for row in part]
-    return _scored(unit_ids, rows, weights or BoostWeights())
+    return _scored(unit_ids, rows, weights or BoostWeights(), corpus_size)

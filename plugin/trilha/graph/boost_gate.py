@@ -1,5 +1,6 @@
 """What a KG boost needs before it reads: the thread pool its reads run on, the KG prior of
-chunks written before priors existed (stored once), and whether the graph holds any curated
+chunks and the chunk count of entities written before those existed (stored once), how many
+chunks the graph holds (for the entities' specificity), and whether the graph holds any curated
 evidence at all, so that a query naming no entity skips the graph entirely."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from trilha.errors import TrilhaError
 from trilha.graph import cypher
 from trilha.graph.boost import BoostResult, BoostWeights, entity_keys
-from trilha.graph.prior import backfill_priors
+from trilha.graph.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.store import GraphStore
 
 logger = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class BoostGate:
         self._clock = clock
         self._priors_ready = False
         self._evidence: tuple[bool, float] | None = None
+        self._corpus: tuple[int | None, float] | None = None
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
@@ -49,25 +51,45 @@ class BoostGate:
         return BoostResult(scores=zeros, raw=dict(zeros))
 
     def forget(self) -> None:
-        """The graph was written: ask again whether it holds evidence."""
+        """The graph was written: ask again whether it holds evidence and how many chunks."""
         self._evidence = None
+        self._corpus = None
+
+    def corpus_size(self) -> int | None:
+        """Chunks in the graph, asked again after a write or after ``ttl_s``; None when the
+        graph cannot say (the boost then treats every entity as specific)."""
+        now = self._clock()
+        if self._corpus is None or now - self._corpus[1] > self.ttl_s:
+            try:
+                rows = self.pool.submit(self.store.run, cypher.chunk_count(), {})
+                self._corpus = (int(rows.result(self.timeout_s)[0]["n"]), now)
+            except Exception as e:  # the boost itself will degrade and say why
+                logger.debug("cannot count the graph's chunks: %s", e)
+                return None
+        return self._corpus[0]
 
     def close(self) -> None:
         """Stop the pool (a read in flight finishes on its own)."""
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _ensure_priors(self) -> None:
-        """Once: store the prior of chunks written before priors existed (a graph from an older
-        trilha). Graph trouble is left to the boost's own degradation."""
+        """Once: store the prior of chunks and the chunk count of entities written before those
+        existed (a graph from an older trilha). Graph trouble is left to the boost's own
+        degradation."""
         if self._priors_ready:
             return
         try:
             filled = backfill_priors(self.store, self.weights)
+            counted = backfill_entity_counts(self.store)
         except TrilhaError as e:
             logger.warning("could not store the KG prior of older chunks: %s", e)
             return
-        if filled:
-            logger.info("stored the KG prior of %d chunks written before priors existed", filled)
+        if filled or counted:
+            logger.info(
+                "stored the KG prior of %d chunks and the chunk count of %d entities",
+                filled,
+                counted,
+            )
         self._priors_ready = True
 
     def _holds_evidence(self) -> bool:

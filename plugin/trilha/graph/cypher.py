@@ -102,11 +102,23 @@ def upsert_mentions() -> str:
 
 
 def refresh_entity_salience() -> str:
-    """Set each entity's salience to its highest mention salience (rows: entity ids)."""
+    """Set each entity's salience to its highest mention salience and ``chunks`` to the number
+    of chunks mentioning it (its document frequency, read by the KG boost; rows: entity ids)."""
     return (
         "UNWIND $rows AS k MATCH (e:Entity {id: k}) OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk) "
-        "WITH e, max(m.salience) AS s SET e.salience = coalesce(s, e.salience, 0.0)"
+        "WITH e, max(m.salience) AS s, count(m) AS n "
+        "SET e.salience = coalesce(s, e.salience, 0.0), e.chunks = n"
     )
+
+
+def entities_without_chunk_count() -> str:
+    """Ids of entities with no ``chunks`` count yet (written before counts existed; read)."""
+    return "MATCH (e:Entity) WHERE e.chunks IS NULL RETURN e.id AS id"
+
+
+def chunk_count() -> str:
+    """How many Chunk nodes the graph holds (read)."""
+    return "MATCH (c:Chunk) RETURN count(c) AS n"
 
 
 _COOC = (
@@ -432,13 +444,13 @@ def any_evidence() -> str:
 
 def kg_boost(with_entities: bool) -> str:
     """Per chunk ``$unit_ids``: its stored ``kg_prior`` and, ``with_entities``, the entities of
-    ``$entity_keys`` it mentions with their salience. One statement for the whole batch; the
-    arithmetic happens in Python (:func:`trilha.graph.boost.raw_boost`)."""
+    ``$entity_keys`` it mentions with their salience and stored chunk count. One statement for
+    the whole batch; the arithmetic happens in Python (:func:`trilha.graph.boost.raw_boost`)."""
     head = "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
     if not with_entities:
         return head + "RETURN uid, c.kg_prior AS prior"
     return (
         head + "OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity) WHERE e.id IN $entity_keys "
-        "WITH uid, c, collect({id: e.id, salience: m.salience}) AS ents "
+        "WITH uid, c, collect({id: e.id, salience: m.salience, chunks: e.chunks}) AS ents "
         "RETURN uid, c.kg_prior AS prior, ents AS entities"
     )

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from trilha.graph.drawing import draw_png
+from trilha.graph.model import normalise_name
 from trilha.graph.ranking import template_lang
 from trilha.graph.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNItem
 
@@ -216,6 +217,11 @@ def render_context_md(data: ContextData, lang: str = "en") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _entity_key(display: str) -> tuple[str, str]:
+    label, _, name = display.partition(":")
+    return label, normalise_name(name)
+
+
 def build_context(
     subgraph: SubgraphResult | None = None,
     path: PathResult | None = None,
@@ -226,7 +232,8 @@ def build_context(
     limit: int | None = None,
     max_edges: int = 30,
 ) -> ContextData:
-    """Template variables from query results: titles, dates, mermaid and evidence edges."""
+    """Template variables from query results: titles, dates, mermaid and evidence edges (the
+    path's, the subgraph's RELATED edges, then its MENTIONS of the query entities)."""
     docs = [n for n in (subgraph.nodes if subgraph else []) if n.label == "Doc"]
     titles = list(
         dict.fromkeys([*(n.title or n.id for n in docs), *(i.title or i.doc_id for i in top)])
@@ -234,11 +241,14 @@ def build_context(
     dates = sorted(
         d[:10] for d in [*(n.updated_at for n in docs), *(i.updated_at for i in top)] if d
     )
+    sub_edges = subgraph.edges if subgraph else []
+    asked = {("Entity", normalise_name(n)) for n in entity_names}
     edges = list(
         dict.fromkeys(
             [
                 *(path.edges if path else []),
-                *(e for e in (subgraph.edges if subgraph else []) if e.type == "RELATED"),
+                *(e for e in sub_edges if e.type == "RELATED"),
+                *(e for e in sub_edges if e.type == "MENTIONS" and _entity_key(e.target) in asked),
             ]
         )
     )

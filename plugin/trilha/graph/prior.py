@@ -10,6 +10,10 @@ write time and a query reads it with its candidates in one statement:
 * a document replaced: all its chunks, once record edges of removed chunks moved to the Doc;
 * a document deleted: nothing (its chunks are gone; other chunks' evidence is unchanged);
 * chunks written before priors existed: :func:`backfill_priors`, on the first boost.
+
+The entity part of the boost also reads one stored count per entity, ``chunks`` (how many
+chunks mention it), kept by every mention write; :func:`backfill_entity_counts` fills it in on
+a graph written before counts existed.
 """
 
 from __future__ import annotations
@@ -69,3 +73,9 @@ def backfill_priors(store: GraphStore, weights: BoostWeights, batch_size: int = 
     """Store the prior of every chunk that has none (a graph written before priors existed)."""
     missing = [r["id"] for r in store.run(cypher.chunks_without_prior(), {})]
     return refresh_priors(store, missing, weights, batch_size) if missing else 0
+
+
+def backfill_entity_counts(store: GraphStore, batch_size: int = 2000) -> int:
+    """Store ``chunks`` (and refresh ``salience``) of every entity that has no count yet."""
+    missing = [r["id"] for r in store.run(cypher.entities_without_chunk_count(), {})]
+    return write_rows(store, cypher.refresh_entity_salience(), missing, batch_size=batch_size)

@@ -253,6 +253,7 @@ class GraphService:
             self.boost_timeout_s,
             relevant=relevant,
             executor=self._gate.pool,
+            corpus_size=self._gate.corpus_size(),
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -281,6 +282,7 @@ class GraphService:
             relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
+            corpus_size=await asyncio.to_thread(self._gate.corpus_size),
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -324,16 +326,19 @@ class GraphService:
         """context.md (seed 003 §5) from a doc's subgraph, the path between the first two
         entities and the top-N documents, all as ``principal`` sees them; headings and reasons
         in the template language ``lang`` ('en', 'pt', 'zh'), whatever the document-language
-        filter ``language``."""
+        filter ``language``. Without ``doc_id``, the subgraph is that of the entities' best
+        top-N document (one the principal sees)."""
         who = principal
         names = list(entity_names) or None
+        top = self.topn(names, category, language, limit, reasons_lang=lang, principal=who)
+        if doc_id is None and entity_names and top.items:
+            doc_id = top.items[0].doc_id
         sub = self.subgraph(doc_id, names, principal=who) if doc_id else None
         between = (
             self.path(entity_names[0], entity_names[1], principal=who)
             if len(entity_names) >= 2
             else None
         )
-        top = self.topn(names, category, language, limit, reasons_lang=lang, principal=who)
         data = build_context(sub, between, top.items, entity_names=entity_names, limit=limit)
         return render_context_md(data, lang)
 

@@ -112,6 +112,11 @@ class MetaColumns:
             out = np.logical_or.reduce(masks)
         return ~out if e.negate else out
 
+    def all_match(self, expr: FilterExpr) -> bool:
+        """True when every row satisfies ``expr`` (an empty expression included)."""
+        mask = self.mask(expr)
+        return mask is None or bool(mask.all())
+
     def mask(self, expr: FilterExpr) -> BoolArray | None:
         """Rows satisfying ``expr``; None when the expression restricts nothing."""
         if expr.is_empty():

@@ -41,6 +41,9 @@ KEYWORD_FIELDS = (
     "resultado",
     "visibility",
     "owner_id",
+    "org_id",
+    "project_id",
+    "acl",
 )
 INTEGER_FIELDS = ("date_num", "sensitivity", "hierarchy_level")
 

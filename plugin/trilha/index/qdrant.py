@@ -78,13 +78,15 @@ class QdrantIndex:
                     f"makes {self.dimension}-d ones; use another workspace or set "
                     "TRILHA_EMBEDDING_DIMENSION/TRILHA_EMBEDDING_MODEL to match"
                 )
-            return
-        self._client.create_collection(
-            self.collection,
-            vectors_config=models.VectorParams(
-                size=self.dimension, distance=models.Distance.COSINE
-            ),
-        )
+        else:
+            self._client.create_collection(
+                self.collection,
+                vectors_config=models.VectorParams(
+                    size=self.dimension, distance=models.Distance.COSINE
+                ),
+            )
+        # a server gets every payload index on each open (a collection made before a field was
+        # indexed gets it); local mode has no payload indices
         if self._client._client.__class__.__name__ != "QdrantLocal":
             for name in KEYWORD_FIELDS:
                 self._client.create_payload_index(

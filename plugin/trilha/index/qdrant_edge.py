@@ -54,7 +54,7 @@ class QdrantEdgeIndex:
 
     @classmethod
     def open(cls, folder: Path, dimension: int) -> QdrantEdgeIndex:
-        """Load the shard in ``folder`` or create it (with its payload indices)."""
+        """Load the shard in ``folder`` or create it; either way with its payload indices."""
         qe = _edge()
         params = qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine)
         config = qe.EdgeConfig(vectors=params)
@@ -66,14 +66,16 @@ class QdrantEdgeIndex:
                     raise ConfigurationError(
                         f"{folder} holds {size}-d vectors, the encoder makes {dimension}-d"
                     )
-                return cls(shard, qe, dimension)
-            folder.mkdir(parents=True, exist_ok=True)
-            shard = qe.EdgeShard.create(str(folder), config)
+            else:
+                folder.mkdir(parents=True, exist_ok=True)
+                shard = qe.EdgeShard.create(str(folder), config)
         except (OSError, RuntimeError, ValueError) as e:
             raise BackendUnavailableError(
                 f"cannot open the embedded Qdrant shard at {folder}: {e}. Is another process "
                 "using this workspace?"
             ) from e
+        # every open (re)creates the payload indices: a shard made before a field was indexed
+        # gets it (the policy's fields unindexed made filtered searches ~20x slower)
         for name in KEYWORD_FIELDS:
             shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
         for name in INTEGER_FIELDS:

@@ -4,6 +4,7 @@ from trilha.llamaindex.embedding import TrilhaEmbedding
 from trilha.llamaindex.nodes import SCORE_KEYS, hit_to_node
 from trilha.llamaindex.postprocessors import CrossEncoderRerank, KnowledgeGraphBoost
 from trilha.llamaindex.retriever import TrilhaRetriever
+from trilha.llamaindex.search_tool import search_tool
 
 __all__ = [
     "SCORE_KEYS",
@@ -12,4 +13,5 @@ __all__ = [
     "TrilhaEmbedding",
     "TrilhaRetriever",
     "hit_to_node",
+    "search_tool",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -17,6 +18,10 @@ from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.retrieve.hybrid import KgBooster
 from trilha.types import Hit
 from trilha.workspace import Workspace
+
+log = logging.getLogger(__name__)
+#: Node metadata key naming why the KG boost left a node unboosted.
+KG_WARNING_KEY = "trilha_kg_warning"
 
 
 class CrossEncoderRerank(BaseNodePostprocessor):
@@ -72,11 +77,12 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
     ``base`` is the node's fused score when a trilha retriever made it (already a weighted
     merge in [0, 1]), else its score min-max scaled over the batch. ``kg`` comes from one
     batched graph query per call; ``trilha_kg`` is kept on every node. A graph that is down or
-    slow leaves the nodes as they were and records the warning in :attr:`last_warning`.
+    slow leaves the nodes in their order and puts the reason in each node's
+    ``trilha_kg_warning`` metadata (hidden from the LLM), and in the log. The postprocessor keeps
+    no per-call state, so one instance serves concurrent queries.
     """
 
     weight: float = Field(default=0.1, ge=0, le=1, description="Share of the KG boost.")
-    last_warning: str | None = Field(default=None, description="Why the last call was unboosted.")
     _booster: KgBooster = PrivateAttr()
 
     def __init__(self, booster: KgBooster, **kwargs: Any) -> None:
@@ -106,9 +112,9 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
             return []
         hits = [node_to_hit(n) for n in nodes]
         kg, warning = self._booster.boost(query_bundle.query_str, [h.unit.unit_id for h in hits])
-        self.last_warning = warning
         if warning:
-            return list(nodes)
+            log.warning("KG boost skipped: %s", warning)
+            return [_warned(n, warning) for n in nodes]
         base = _base_scores(nodes, hits)
         boosted = []
         for hit, b in zip(hits, base, strict=True):
@@ -128,6 +134,16 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
+
+
+def _warned(nws: NodeWithScore, warning: str) -> NodeWithScore:
+    """A copy of ``nws`` whose metadata says why it was not boosted."""
+    node = nws.node.model_copy(deep=True)
+    node.metadata[KG_WARNING_KEY] = warning
+    for keys in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
+        if KG_WARNING_KEY not in keys:
+            keys.append(KG_WARNING_KEY)
+    return NodeWithScore(node=node, score=nws.score)
 
 
 def _base_scores(nodes: list[NodeWithScore], hits: list[Hit]) -> list[float]:

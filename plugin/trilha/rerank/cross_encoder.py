@@ -1,25 +1,29 @@
 """Local cross-encoder rerank over sentence-transformers.
 
 Backends: ``torch`` (fp32, or bf16 autocast on CPU) and ``onnx`` (fp32, or int8 dynamic
-quantisation), exported locally and offline into ``cache_dir`` on first use. ``precision="auto"``
-(the default) picks bf16 on a CPU with native bf16 (AVX512-BF16 or AMX), where it is ~2.5×
-faster than fp32 for the same ordering up to rounding, and fp32 elsewhere.
+quantisation), exported locally and offline into ``cache_dir`` on first use, then run on ONNX
+Runtime and tokenizers without importing torch. ``precision="auto"`` (the default) picks bf16
+on a CPU with native bf16 (AVX512-BF16 or AMX), where it is ~2.5× faster than fp32 for the same
+ordering up to rounding, and fp32 elsewhere.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import shutil
 import threading
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
+from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
+from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import ConfigurationError, MissingDependencyError, ModelLoadError
 from trilha.ingest.chunking import index_text
+from trilha.rerank import onnx_cross_encoder
 from trilha.rerank.base import apply_scores
+from trilha.rerank.onnx_cross_encoder import OnnxCrossEncoder
 from trilha.types import Hit
 
 log = logging.getLogger(__name__)
@@ -31,34 +35,41 @@ _HOW_TO = (
 )
 
 
-def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str]:
-    """Export the model to ONNX (and int8) in a writable cache; returns (folder, file name)."""
+def _exported_file(folder: Path, precision: str) -> str | None:
+    """The model file for ``precision`` in an exported folder, or None before its export."""
+    if precision != "int8":
+        return ONNX_FILE if (folder / ONNX_FILE).exists() else None
+    quantised = sorted((folder / "onnx").glob("model_*int8_avx2.onnx"))
+    return f"onnx/{quantised[0].name}" if quantised else None
+
+
+def _export(model: str, folder: Path, precision: str) -> None:
+    """Export the model to ONNX, and to int8 when asked (once; imports torch and optimum)."""
     try:
         from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
     except ImportError as e:
         raise MissingDependencyError("optimum[onnxruntime]", purpose="the ONNX reranker") from e
+    if not (folder / ONNX_FILE).exists():
+        with quiet_export_warnings():
+            ce = CrossEncoder(model, backend="onnx")
+        save_atomically(ce, folder)
+    if precision == "int8":
+        ce = CrossEncoder(str(folder), backend="onnx", model_kwargs={"file_name": ONNX_FILE})
+        export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
+
+
+def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str]:
+    """The model exported to ONNX (and int8) in a writable cache, exported on first use;
+    returns (folder, file name)."""
     key = hashlib.sha1(str(Path(model).expanduser().resolve()).encode()).hexdigest()[:12]
     folder = cache_dir / f"ce-{key}"
-    fp32 = folder / "onnx" / "model.onnx"
-    if not fp32.exists():
-        tmp = cache_dir / f"ce-{key}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        ce = CrossEncoder(model, backend="onnx")
-        ce.save_pretrained(str(tmp))
-        shutil.rmtree(folder, ignore_errors=True)
-        tmp.rename(folder)
-    if precision != "int8":
-        return folder, "onnx/model.onnx"
-    quantised = sorted((folder / "onnx").glob("model_*int8_avx2.onnx"))
-    if not quantised:
-        ce = CrossEncoder(
-            str(folder), backend="onnx", model_kwargs={"file_name": "onnx/model.onnx"}
-        )
-        export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
-        quantised = sorted((folder / "onnx").glob("model_*int8_avx2.onnx"))
-    if not quantised:
+    file_name = _exported_file(folder, precision)
+    if file_name is None:
+        _export(model, folder, precision)
+        file_name = _exported_file(folder, precision)
+    if file_name is None:
         raise ModelLoadError(f"int8 export of {model} wrote no model_*int8_avx2.onnx in {folder}")
-    return folder, f"onnx/{quantised[0].name}"
+    return folder, file_name
 
 
 def native_bf16_precision() -> Literal["bf16", "fp32"]:
@@ -118,7 +129,9 @@ class CrossEncoderReranker:
 
     def _load(self) -> Any:
         model = self._load_model()
-        limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        limit = getattr(model, "max_position_embeddings", None)
+        if limit is None:
+            limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
         if isinstance(limit, int) and self.max_length > limit:
             log.warning(
                 "max_length %d exceeds what %s supports; using %d",
@@ -126,21 +139,26 @@ class CrossEncoderReranker:
                 self.model_name,
                 limit,
             )
-            model.max_seq_length = limit
+            if not isinstance(model, OnnxCrossEncoder):  # the ONNX runner caps it itself
+                model.max_seq_length = limit
         return model
 
     def _load_model(self) -> Any:
-        from sentence_transformers import CrossEncoder
-
         try:
             if self.backend == "onnx":
                 folder, file_name = _onnx_folder(self.model_name, self.cache_dir, self.precision)
+                if onnx_cross_encoder.supports(folder, file_name):
+                    return OnnxCrossEncoder(folder, file_name, self.max_length)
+                from sentence_transformers import CrossEncoder
+
                 return CrossEncoder(
                     str(folder),
                     backend="onnx",
                     max_length=self.max_length,
                     model_kwargs={"file_name": file_name},
                 )
+            from sentence_transformers import CrossEncoder
+
             return CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
         except (OSError, ValueError) as e:
             raise ModelLoadError(
@@ -152,6 +170,9 @@ class CrossEncoderReranker:
         if not passages:
             return []
         model = self.load()
+        pairs = [(query, p) for p in passages]
+        if isinstance(model, OnnxCrossEncoder):
+            return [float(s) for s in model.predict(pairs, batch_size=self.batch_size)]
         context: Any = nullcontext()
         if self.backend == "torch" and self.precision == "bf16":
             import torch
@@ -159,7 +180,7 @@ class CrossEncoderReranker:
             context = torch.autocast("cpu", dtype=torch.bfloat16)
         with context:
             scores = model.predict(
-                [(query, p) for p in passages],
+                pairs,
                 batch_size=self.batch_size,
                 show_progress_bar=False,
                 convert_to_numpy=True,

@@ -112,9 +112,10 @@ class HybridSearcher:
         self._pool.shutdown(wait=False)
 
     # -- the two sides ----------------------------------------------------------------------
-    def _bm25_side(self, text: str, n: int, expr: FilterExpr | None) -> SideResult:
+    def _bm25_side(
+        self, lexical: LexicalIndex, text: str, n: int, expr: FilterExpr | None
+    ) -> SideResult:
         start = time.perf_counter()
-        lexical = self.lexical
         mask = lexical.columns.mask(expr) if expr is not None else None
         everything = lexical.score_all(text)
         rows = lexical.top(everything, n, mask)
@@ -149,19 +150,28 @@ class HybridSearcher:
         return SideResult(scores, stages, fill)
 
     def _jobs(
-        self, text: str, params: SearchParams, vector: npt.NDArray[np.float32] | None
+        self,
+        lexical: LexicalIndex,
+        text: str,
+        params: SearchParams,
+        vector: npt.NDArray[np.float32] | None,
     ) -> dict[Side, Callable[[], SideResult]]:
         if not text.strip():
             raise BadRequestError("the query is empty; pass some text to search for")
         n = per_side_candidates(params.top_k, params.candidates, params.candidate_cap)
         if params.filters is not None:
-            check_keys(params.filters, self.lexical.columns.keys)
-        expr = combine(visibility_filter(params.principal), params.filters)
+            check_keys(params.filters, lexical.columns.keys)
+        visibility = visibility_filter(params.principal)
+        expr = combine(visibility, params.filters)
+        # When the principal sees every unit of the snapshot the dense side needs no visibility
+        # filter: units it returns that the snapshot lacks (written since) are dropped at merge.
+        sees_all = lexical.columns.all_match(visibility)
+        dense_expr = combine(params.filters) if sees_all else expr
         jobs: dict[Side, Callable[[], SideResult]] = {}
         if "bm25" in params.sides:
-            jobs["bm25"] = lambda: self._bm25_side(text, n, expr)
+            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n, expr)
         if "semantic" in params.sides:
-            jobs["semantic"] = lambda: self._dense_side(text, n, expr, vector)
+            jobs["semantic"] = lambda: self._dense_side(text, n, dense_expr, vector)
         if not jobs:
             raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
         return jobs
@@ -175,11 +185,12 @@ class HybridSearcher:
     ) -> SearchResult:
         """Run both sides concurrently (threads) and merge."""
         params = params or SearchParams()
-        jobs = self._jobs(text, params, vector)
+        lexical = self.lexical  # one generation for the whole search (ingest swaps it whole)
+        jobs = self._jobs(lexical, text, params, vector)
         futures = {side: self._pool.submit(job) for side, job in jobs.items()}
         sides = {side: f.result() for side, f in futures.items()}
         kg = self._kg(text, sides, params)
-        return self.merge(sides, params, kg)
+        return self.merge(sides, params, kg, lexical)
 
     async def asearch(
         self,
@@ -189,11 +200,12 @@ class HybridSearcher:
     ) -> SearchResult:
         """Run both sides concurrently on the event loop's threads and merge."""
         params = params or SearchParams()
-        jobs = self._jobs(text, params, vector)
+        lexical = self.lexical
+        jobs = self._jobs(lexical, text, params, vector)
         results = await asyncio.gather(*(asyncio.to_thread(job) for job in jobs.values()))
         sides = dict(zip(jobs, results, strict=True))
         kg = await asyncio.to_thread(self._kg, text, sides, params)
-        return self.merge(sides, params, kg)
+        return self.merge(sides, params, kg, lexical)
 
     def _kg(
         self, text: str, sides: dict[Side, SideResult], params: SearchParams
@@ -227,10 +239,13 @@ class HybridSearcher:
         sides: dict[Side, SideResult],
         params: SearchParams,
         kg_stage: tuple[dict[str, float] | None, StageTrace | None] = (None, None),
+        lexical: LexicalIndex | None = None,
     ) -> SearchResult:
         """Fuse side results (and the graph boost) into ranked hits; records stages, counts,
-        fallbacks and degradations."""
+        fallbacks and degradations. ``lexical`` is the snapshot the sides searched (default:
+        the current one); units it lacks are never returned."""
         start = time.perf_counter()
+        lexical = lexical or self.lexical
         kg, kg_trace = kg_stage
         trace = Trace(merge=params.merge, principal=params.principal.describe())
         for side in sides.values():
@@ -261,16 +276,17 @@ class HybridSearcher:
         best_rank = {
             uid: min(bm25_rank.get(uid, 1 << 30), sem_rank.get(uid, 1 << 30)) for uid in fused
         }
-        known = self.lexical.row_of
+        known = lexical.row_of
         strays = [uid for uid in fused if uid not in known]
         if strays:  # vectors the unit store lacks (an interrupted write): never cost a result
             trace.warnings.append(
-                f"{len(strays)} dense hits are not in the unit store; skipped (run trilha doctor)"
+                f"{len(strays)} dense hits are not in this search's snapshot of the unit store "
+                "(written since, or orphans: see trilha doctor); skipped"
             )
             fused = {uid: v for uid, v in fused.items() if uid in known}
         ranked = order(fused, best_rank)
         if params.doc_penalty > 0:
-            doc_of = {uid: self._doc_of(uid) for uid in ranked}
+            doc_of = {uid: lexical.units[known[uid]].doc_id for uid in ranked}
             fused = penalise_duplicates(ranked, fused, doc_of, params.doc_penalty)
             ranked = order(fused, best_rank)
         hits = []
@@ -284,7 +300,7 @@ class HybridSearcher:
                 fused=fused[uid],
                 fused_rank=pos,
             )
-            hits.append(Hit(unit=self.lexical.units[known[uid]], scores=scores))
+            hits.append(Hit(unit=lexical.units[known[uid]], scores=scores))
         fill = trace.stage("fill")
         merge_ms = _ms(start) - (fill.latency_ms if fill is not None else 0.0)
         trace.stages.append(StageTrace(name="merge", latency_ms=merge_ms, count=len(hits)))
@@ -320,6 +336,3 @@ class HybridSearcher:
             )
         )
         return out[0], out[1]
-
-    def _doc_of(self, uid: str) -> str:
-        return self.lexical.units[self.lexical.row_of[uid]].doc_id
