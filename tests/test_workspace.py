@@ -186,3 +186,13 @@ def test_a_wrong_size_query_embedding_is_a_clear_error(small_ws: Workspace) -> N
         small_ws.search("vpn", vector=np.ones(3, dtype=np.float32))
     with pytest.raises(BadRequestError, match=r"shape \(2, 384\)"):
         small_ws.search("vpn", vector=np.ones((2, 384), dtype=np.float32))
+
+
+def test_a_request_with_fields_overriding_it_searches_the_new_query(small_ws: Workspace) -> None:
+    from trilha import SearchRequest
+
+    base = SearchRequest(query="security incident", top_k=2)
+    moved = small_ws.search(base, query="VPN laptop")
+    direct = small_ws.search("VPN laptop", top_k=2)
+    assert [h.unit.unit_id for h in moved.hits] == [h.unit.unit_id for h in direct.hits]
+    assert SearchRequest.make(base) is base  # nothing to override: the request itself

@@ -73,6 +73,8 @@ class SearchRequest(BaseModel):
         """A validated request from a query (or a request whose fields ``fields`` override);
         a bad field is a :class:`BadRequestError` of one line."""
         if isinstance(base, SearchRequest):
+            if not fields:
+                return base  # validated when it was made, and frozen
             data = {k: getattr(base, k) for k in base.model_fields_set}
         else:
             data = {"query": base}

@@ -501,8 +501,8 @@ class Workspace:
         when the caller has it already."""
         planned = self.plan(request, **fields)
         self._check_vector(vector)
-        result = self._searcher.search(_query(request), planned.params, vector)
-        return self._rerank(_query(request), result, planned.keep) if planned.rerank else result
+        result = self._searcher.search(planned.query, planned.params, vector)
+        return self._rerank(planned.query, result, planned.keep) if planned.rerank else result
 
     async def asearch(
         self,
@@ -517,10 +517,10 @@ class Workspace:
 
         planned = self.plan(request, **fields)
         self._check_vector(vector)
-        result = await self._searcher.asearch(_query(request), planned.params, vector)
+        result = await self._searcher.asearch(planned.query, planned.params, vector)
         if not planned.rerank:
             return result
-        return await asyncio.to_thread(self._rerank, _query(request), result, planned.keep)
+        return await asyncio.to_thread(self._rerank, planned.query, result, planned.keep)
 
     def _check_vector(self, vector: npt.NDArray[np.float32] | None) -> None:
         """A query embedding must be one vector of the workspace's dimension."""
@@ -544,10 +544,6 @@ class Workspace:
             )
         )
         return SearchResult(hits=hits, trace=trace)
-
-
-def _query(request: SearchRequest | str) -> str:
-    return request.query if isinstance(request, SearchRequest) else request
 
 
 def _open_graph(

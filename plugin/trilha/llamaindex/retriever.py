@@ -46,14 +46,16 @@ class TrilhaRetriever(BaseRetriever):
     def search(self, query: str | QueryBundle) -> SearchResult:
         """Hits and trace for one query."""
         bundle = QueryBundle(query) if isinstance(query, str) else query
-        request = SearchRequest.make(self.request, query=bundle.query_str)
-        return self.workspace.search(request, vector=self._vector(bundle))
+        return self.workspace.search(
+            self.request, query=bundle.query_str, vector=self._vector(bundle)
+        )
 
     async def asearch(self, query: str | QueryBundle) -> SearchResult:
         """Async :meth:`search`."""
         bundle = QueryBundle(query) if isinstance(query, str) else query
-        request = SearchRequest.make(self.request, query=bundle.query_str)
-        return await self.workspace.asearch(request, vector=self._vector(bundle))
+        return await self.workspace.asearch(
+            self.request, query=bundle.query_str, vector=self._vector(bundle)
+        )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [hit_to_node(h) for h in self.search(query_bundle).hits]

@@ -21,8 +21,9 @@ RERANK_POOL = 40
 
 
 class SearchPlan(NamedTuple):
-    """The searcher's parameters, how many hits to keep, and whether to rerank."""
+    """The query, the searcher's parameters, how many hits to keep, and whether to rerank."""
 
+    query: str
     params: SearchParams
     keep: int
     rerank: bool
@@ -62,4 +63,4 @@ def plan(request: SearchRequest, settings: TrilhaSettings, has_graph: bool) -> S
         )
     except ValidationError as e:
         raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
-    return SearchPlan(params, keep, request.rerank)
+    return SearchPlan(request.query, params, keep, request.rerank)
