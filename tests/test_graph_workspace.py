@@ -176,7 +176,7 @@ def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_configured_extractor_feeds_the_graph(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
-    from trilha.graph.extract import ExtractedEntity
+    from trilha.graph.build.extract import ExtractedEntity
     from trilha.types import TextUnit
 
     class Glossary:

@@ -28,8 +28,8 @@ from trilha.consistency import Consistency, IndexDiff
 from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError
-from trilha.graph.extract import EntityExtractor
-from trilha.graph.ingest import GraphWriter
+from trilha.graph.build.extract import EntityExtractor
+from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
@@ -385,7 +385,7 @@ class Workspace:
         this workspace does not hold, or one with bad access fields (a Task, User... node gets
         the workspace's access defaults for those it lacks), refuses the file (one error
         listing the lines) and nothing is written."""
-        from trilha.graph.records import load_records
+        from trilha.graph.build.records import load_records
 
         graph = self._require_graph()
         records = load_records(Path(path))

@@ -13,8 +13,8 @@ from trilha.config import (
     load_retrieval_config,
 )
 from trilha.config.profiles import SEED_LABELS
+from trilha.graph.build.records import loads_records
 from trilha.graph.model import EDGE_SPECS, NODE_SPECS
-from trilha.graph.records import loads_records
 
 from .conftest import ROOT
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from trilha.graph.arcadedb_server import ArcadeDBBoltServer
-from trilha.graph.bolt import BoltGraphStore
-from trilha.graph.extract import ExtractedEntity
-from trilha.graph.falkordb import FalkorDBStore
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.store import GraphStore
+from trilha.graph.build.extract import ExtractedEntity
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.bolt import BoltGraphStore
+from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.testing.arcadedb import ArcadeDBBoltServer
 from trilha.types import TextUnit
 
 BACKENDS = ["falkordb", "arcadedb"]

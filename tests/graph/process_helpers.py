@@ -15,7 +15,7 @@ OWNER = """
 import json, sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.stores.falkordb import FalkorDBStore
 
 def open_store():
     return FalkorDBStore.embedded(Path(sys.argv[1]))

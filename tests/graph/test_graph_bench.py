@@ -6,7 +6,7 @@ import pytest
 
 from trilha.errors import ConfigurationError
 from trilha.graph.bench import build_synthetic, run_bench
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
 
 
 def test_bench_small(store: GraphStore) -> None:

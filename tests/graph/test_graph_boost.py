@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from trilha.graph import cypher
-from trilha.graph.arcadedb_server import free_port
-from trilha.graph.bolt import BoltGraphStore
-from trilha.graph.boost import (
+from trilha.graph.boost import statements as cypher
+from trilha.graph.boost.prior import backfill_entity_counts
+from trilha.graph.boost.score import (
     BoostWeights,
     acompute_kg_boost,
     compute_kg_boost,
@@ -23,11 +22,12 @@ from trilha.graph.boost import (
     raw_boost,
     specificity,
 )
-from trilha.graph.falkordb import FalkorDBStore
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.prior import backfill_entity_counts
-from trilha.graph.records import loads_records
-from trilha.graph.store import GraphStore, Params, Row
+from trilha.graph.build.records import loads_records
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.stores.base import GraphStore, Params, Row
+from trilha.graph.stores.bolt import BoltGraphStore
+from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.testing.arcadedb import free_port
 
 W = BoostWeights()
 

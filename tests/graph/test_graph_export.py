@@ -14,20 +14,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trilha.errors import BadRequestError
-from trilha.graph.drawing import captions, circular_layout, draw_png, spring_layout
-from trilha.graph.export import (
-    ContextData,
-    build_context,
-    escape_label,
-    mermaid,
-    mermaid_from,
-    mermaid_id,
-    render_context_md,
-)
-from trilha.graph.fonts import cjk_font, font_paths
-from trilha.graph.layout import bfs_tree, line_layout, radial_layout
-from trilha.graph.queries import path, subgraph, topn
-from trilha.graph.results import (
+from trilha.graph.export.context import ContextData, build_context, render_context_md
+from trilha.graph.export.drawing import captions, circular_layout, draw_png, spring_layout
+from trilha.graph.export.fonts import cjk_font, font_paths
+from trilha.graph.export.layout import bfs_tree, line_layout, radial_layout
+from trilha.graph.export.mermaid import escape_label, mermaid, mermaid_from, mermaid_id
+from trilha.graph.read.path import path
+from trilha.graph.read.results import (
     GraphEdge,
     GraphNode,
     SubgraphConstraints,
@@ -35,8 +28,10 @@ from trilha.graph.results import (
     SubgraphResult,
     TopNItem,
 )
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.read.topn import topn
 from trilha.graph.service import GraphService
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
 
 ID = r"[A-Za-z0-9_]+"
 NODE = rf'{ID}(\["[^"\n]*"\])?'
@@ -272,7 +267,7 @@ def test_draw_png(corpus: GraphStore, tmp_path: Path, layout: str) -> None:
 
 
 def test_draw_empty(tmp_path: Path) -> None:
-    from trilha.graph.results import PathMeta, PathResult
+    from trilha.graph.read.results import PathMeta, PathResult
 
     empty = PathResult(path=[], edges=[], meta=PathMeta(length=None, max_length=4, found=False))
     assert png_size(draw_png(empty, tmp_path / "e.png")) == (1200, 900)

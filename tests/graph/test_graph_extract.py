@@ -10,7 +10,7 @@ import pytest
 from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
 from llama_index.core.llms.callbacks import llm_completion_callback
 
-from trilha.graph.extract import (
+from trilha.graph.build.extract import (
     KnownEntity,
     LLMEntityExtractor,
     RuleEntityExtractor,

@@ -12,7 +12,7 @@ import pytest
 
 from tests.graph.process_helpers import wait_dead
 from trilha.errors import BackendUnavailableError, BadRequestError
-from trilha.graph.falkordb import EmbeddedFalkorServer, FalkorDBStore
+from trilha.graph.stores.falkordb import EmbeddedFalkorServer, FalkorDBStore
 
 
 def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:
@@ -33,7 +33,8 @@ def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:
 
 def test_exit_without_close_leaves_no_orphan(tmp_path: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from trilha.graph.falkordb import FalkorDBStore\n"
+        "import sys; from pathlib import Path\n"
+        "from trilha.graph.stores.falkordb import FalkorDBStore\n"
         f"s = FalkorDBStore.embedded(Path({str(tmp_path / 'g')!r}))\n"
         "s.write(\"CREATE (:Doc {id: 'kept'})\")\n"
         "print(s.server.pid, flush=True)\n"

@@ -17,8 +17,8 @@ import pytest
 import redis
 
 from tests.graph.process_helpers import alive, wait_dead
-from trilha.graph.falkordb import EmbeddedFalkorServer, FalkorDBStore
-from trilha.graph.falkordb_folder import read_record
+from trilha.graph.stores.falkordb import EmbeddedFalkorServer, FalkorDBStore
+from trilha.graph.stores.falkordb_folder import read_record
 
 
 def test_a_server_hung_on_its_first_query_is_restarted_and_loses_nothing(
@@ -37,7 +37,7 @@ def test_a_server_hung_on_its_first_query_is_restarted_and_loses_nothing(
     caplog.clear()  # count only this hang's warnings, not a slow start of the setup's server
     try:
         start = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="trilha.graph.falkordb"):
+        with caplog.at_level(logging.WARNING, logger="trilha.graph.stores.falkordb"):
             store = FalkorDBStore.over_server(server, first_query_timeout_s=1.0)
         took = time.monotonic() - start
     finally:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.graph.process_helpers import Owner, alive, servers_on, wait_dead
-from trilha.graph.falkordb import FalkorDBStore
-from trilha.graph.falkordb_folder import ping
-from trilha.graph.falkordb_server import _server_args
+from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.stores.falkordb_folder import ping
+from trilha.graph.stores.falkordb_server import _server_args
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs /proc")
 

@@ -8,13 +8,15 @@ from hypothesis import strategies as st
 
 from tests.graph.conftest import counts, snapshot, unit
 from trilha.errors import BadRequestError
-from trilha.graph.boost import compute_kg_boost
-from trilha.graph.dialect import CYPHER, index_statement, shortest_path_clause
-from trilha.graph.extract import ExtractedEntity
-from trilha.graph.ingest import GraphWriter
+from trilha.graph.boost.score import compute_kg_boost
+from trilha.graph.build.extract import ExtractedEntity
+from trilha.graph.build.writer import GraphWriter
 from trilha.graph.model import check_label, check_prop_name, check_rel_type
-from trilha.graph.queries import path, subgraph, topn
-from trilha.graph.store import GraphStore
+from trilha.graph.read.path import path
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.read.topn import topn
+from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.dialect import CYPHER, index_statement, shortest_path_clause
 
 HOSTILE = [
     "'",

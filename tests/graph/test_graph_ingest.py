@@ -6,10 +6,10 @@ import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS, _e, counts, snapshot, unit
 from trilha.errors import BadRequestError
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.records import NodeRecord, loads_records
-from trilha.graph.rows import doc_rows, link_rows, pairs_of
-from trilha.graph.store import GraphStore
+from trilha.graph.build.records import NodeRecord, loads_records
+from trilha.graph.build.rows import doc_rows, link_rows, pairs_of
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.stores.base import GraphStore
 
 RELATED = "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, r.weight AS w"
 

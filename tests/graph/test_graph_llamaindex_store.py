@@ -10,11 +10,12 @@ import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS
 from trilha.errors import BackendUnavailableError
-from trilha.graph.dialect import CYPHER, FALKORDB
-from trilha.graph.falkordb import FalkorDBStore
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.llamaindex_store import LlamaIndexGraphStore, guess_dialect
-from trilha.graph.queries import path, subgraph
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.read.path import path
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.stores.dialect import CYPHER, FALKORDB
+from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.stores.llamaindex import LlamaIndexGraphStore, guess_dialect
 
 
 class FalkorDBPropertyGraphStore:

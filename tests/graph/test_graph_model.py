@@ -5,13 +5,6 @@ from __future__ import annotations
 import pytest
 
 from trilha.errors import ConfigurationError
-from trilha.graph.dialect import (
-    CYPHER,
-    FALKORDB,
-    get_dialect,
-    index_statement,
-    shortest_path_clause,
-)
 from trilha.graph.model import (
     EDGE_SPECS,
     NODE_SPECS,
@@ -19,6 +12,13 @@ from trilha.graph.model import (
     display_id,
     node_key,
     normalise_name,
+)
+from trilha.graph.stores.dialect import (
+    CYPHER,
+    FALKORDB,
+    get_dialect,
+    index_statement,
+    shortest_path_clause,
 )
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from trilha.errors import BadRequestError
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.queries import path, subgraph, topn
-from trilha.graph.records import loads_records
-from trilha.graph.store import GraphStore
+from trilha.graph.build.records import loads_records
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.read.path import path
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.read.topn import topn
+from trilha.graph.stores.base import GraphStore
 
 GUIDE_NODES = {
     "Doc:guide/graphrag",

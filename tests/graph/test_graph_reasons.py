@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from trilha.errors import BadRequestError
-from trilha.graph.ranking import DocEvidence, reasons, template_lang
-from trilha.graph.results import iso_utc
+from trilha.graph.read.ranking import DocEvidence, reasons, template_lang
+from trilha.graph.read.results import iso_utc
 
 LONG = "Quarta Turma do Superior Tribunal de Justiça"
 

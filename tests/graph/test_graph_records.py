@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from trilha.errors import BadRequestError
-from trilha.graph.records import (
+from trilha.graph.build.records import (
     EdgeRecord,
     NodeRecord,
     check_known,

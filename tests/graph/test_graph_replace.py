@@ -6,11 +6,11 @@ import pytest
 
 from tests.graph.conftest import ENTITIES, UNITS, _e, counts, snapshot, unit
 from trilha.errors import BadRequestError
-from trilha.graph.boost import compute_kg_boost
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.records import loads_records
+from trilha.graph.boost.score import compute_kg_boost
+from trilha.graph.build.records import loads_records
+from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
 
 RESP1 = {"lang": "pt", "title": "REsp 1", "tema": "decisao", "date": "2023-03-10"}
 TWO = [

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from trilha.graph.extract import ExtractedEntity
-from trilha.graph.ingest import GraphWriter
-from trilha.graph.queries import subgraph
-from trilha.graph.selection import EdgeKey, NodeKey, select
-from trilha.graph.store import GraphStore
+from trilha.graph.build.extract import ExtractedEntity
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.read.selection import EdgeKey, NodeKey, select
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.stores.base import GraphStore
 from trilha.types import TextUnit
 
 D, D2, K = ("Doc", "d"), ("Doc", "d2"), ("Category", "k")

@@ -12,12 +12,12 @@ from tests.graph.conftest import ENTITIES, UNITS
 from tests.graph.test_graph_boost import ConcurrencyProbe
 from trilha.access import Principal, scope_key
 from trilha.errors import BadRequestError, ConfigurationError
-from trilha.graph.bolt import BoltGraphStore
-from trilha.graph.falkordb import FalkorDBStore
+from trilha.graph.build.records import loads_records
 from trilha.graph.log import RetrievalLog
-from trilha.graph.records import loads_records
 from trilha.graph.service import GraphService, open_graph_store
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.bolt import BoltGraphStore
+from trilha.graph.stores.falkordb import FalkorDBStore
 from trilha.settings import TrilhaSettings
 
 FIELDS = {"timestamp", "query", "result_count", "latency_ms", "cache_hit"}

@@ -25,13 +25,13 @@ from tests.access.test_policy import _meta, access_of, access_units, principals
 from tests.graph.conftest import BACKENDS, bolt_store
 from trilha.access import Principal, visible
 from trilha.access.cypher import visible_where
-from trilha.graph.extract import ExtractedEntity
-from trilha.graph.falkordb import FalkorDBStore
-from trilha.graph.ingest import GraphWriter
+from trilha.graph.build.extract import ExtractedEntity
+from trilha.graph.build.records import loads_records
+from trilha.graph.build.writer import GraphWriter
 from trilha.graph.model import cooccurrence_weight
-from trilha.graph.records import loads_records
 from trilha.graph.service import GraphService
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.falkordb import FalkorDBStore
 from trilha.types import TextUnit
 
 NAMES = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "Kilo"]

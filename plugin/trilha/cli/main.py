@@ -291,7 +291,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_graph(args: argparse.Namespace) -> int:
     """Graph retrieval: subgraph, path, topn, mermaid, context, png, records."""
-    from trilha.graph.export import mermaid
+    from trilha.graph.export.mermaid import mermaid
 
     with _open(args) as ws:
         graph = ws._require_graph()
@@ -341,7 +341,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         if op == "mermaid":
             print(mermaid(result))
         elif op == "png":
-            from trilha.graph.drawing import draw_png
+            from trilha.graph.export.drawing import draw_png
 
             draw_png(result, Path(args.out))
             print(f"wrote {args.out}")

@@ -2,20 +2,24 @@
 exports, retrieval log).
 
 Backends live in their own modules and import their drivers only when used:
-:mod:`trilha.graph.falkordb` (embedded or remote FalkorDB), :mod:`trilha.graph.bolt` (Neo4j,
-ArcadeDB), :mod:`trilha.graph.llamaindex_store` (any LlamaIndex ``PropertyGraphStore``).
+:mod:`trilha.graph.stores.falkordb` (embedded or remote FalkorDB),
+:mod:`trilha.graph.stores.bolt` (Neo4j, ArcadeDB), :mod:`trilha.graph.stores.llamaindex` (any
+LlamaIndex ``PropertyGraphStore``).
 """
 
-from trilha.graph.boost import BoostResult, BoostWeights, acompute_kg_boost, compute_kg_boost
-from trilha.graph.export import build_context, mermaid, render_context_md
-from trilha.graph.extract import ExtractedEntity, LLMEntityExtractor, RuleEntityExtractor
-from trilha.graph.ingest import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.boost.score import BoostResult, BoostWeights, acompute_kg_boost, compute_kg_boost
+from trilha.graph.build.extract import ExtractedEntity, LLMEntityExtractor, RuleEntityExtractor
+from trilha.graph.build.records import EdgeRecord, NodeRecord, load_records
+from trilha.graph.build.writer import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.export.context import build_context, render_context_md
+from trilha.graph.export.mermaid import mermaid
 from trilha.graph.log import RetrievalLog, RetrievalLogEntry
-from trilha.graph.queries import path, subgraph, topn
-from trilha.graph.records import EdgeRecord, NodeRecord, load_records
-from trilha.graph.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNResult
+from trilha.graph.read.path import path
+from trilha.graph.read.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNResult
+from trilha.graph.read.subgraph import subgraph
+from trilha.graph.read.topn import topn
 from trilha.graph.service import GraphService, open_graph_store
-from trilha.graph.store import GraphStore
+from trilha.graph.stores.base import GraphStore
 
 __all__ = [
     "BoostResult",

@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 
 from trilha.errors import ConfigurationError
-from trilha.graph import queries
-from trilha.graph.store import GraphStore, ensure_indexes, write_rows
+from trilha.graph.read.path import path as read_path
+from trilha.graph.read.subgraph import subgraph as read_subgraph
+from trilha.graph.read.topn import topn as read_topn
+from trilha.graph.stores.base import GraphStore, ensure_indexes, write_rows
 
 logger = logging.getLogger(__name__)
 
@@ -166,12 +168,12 @@ def run_bench(
     docs = counts["docs"]
     ids = rng.integers(0, entities, size=(n_queries, 2))
     subs = [
-        partial(queries.subgraph, store, f"d{d}", None, 2, 50)
+        partial(read_subgraph, store, f"d{d}", None, 2, 50)
         for d in rng.integers(0, docs, size=n_queries)
     ]
-    walks = [partial(queries.path, store, f"E{a}", f"E{b}", path_length) for a, b in ids]
+    walks = [partial(read_path, store, f"E{a}", f"E{b}", path_length) for a, b in ids]
     tops = [
-        partial(queries.topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10)
+        partial(read_topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10)
         for (a, b), c in zip(ids, rng.integers(0, 10, size=n_queries), strict=True)
     ]
     sub_t, _ = _timed(subs)
@@ -195,18 +197,18 @@ def run_bench(
 
 def _store(args: argparse.Namespace, folder: Path) -> tuple[GraphStore, Callable[[], None]]:
     if args.backend == "falkordb":
-        from trilha.graph.falkordb import FalkorDBStore
+        from trilha.graph.stores.falkordb import FalkorDBStore
 
         store = FalkorDBStore.embedded(folder / "falkordb")
         return store, store.close
-    from trilha.graph.bolt import BoltGraphStore
+    from trilha.graph.stores.bolt import BoltGraphStore
 
     if args.backend == "bolt":
         if not args.url:
             raise ConfigurationError("--backend bolt needs --url")
         bolt = BoltGraphStore(args.url, args.user, args.password, args.database, timeout_s=600)
         return bolt, bolt.close
-    from trilha.graph.arcadedb_server import ArcadeDBBoltServer
+    from trilha.testing.arcadedb import ArcadeDBBoltServer
 
     server = ArcadeDBBoltServer(folder / "arcadedb", heap=args.heap)
     server.start()

@@ -9,7 +9,7 @@ context.md, and the writes (which clear the cache).
 * ``graph_backend='none'``: no store (None).
 
 Every read takes ``principal`` (None: anonymous) and returns only what it may see
-(:mod:`trilha.graph.queries`). The cache is keyed by the principal's
+(:mod:`trilha.graph.read`). The cache is keyed by the principal's
 :func:`~trilha.access.scope_key` and the retrieval log records that key, never the principal's
 attributes.
 """
@@ -29,22 +29,24 @@ from pydantic import BaseModel
 
 from trilha.access import Principal, scope_key
 from trilha.errors import ConfigurationError
-from trilha.graph import queries
-from trilha.graph.boost import (
+from trilha.graph.boost.gate import BoostGate
+from trilha.graph.boost.score import (
     BoostResult,
     acompute_kg_boost,
     compute_kg_boost,
     gated_ids,
 )
-from trilha.graph.boost_gate import BoostGate
-from trilha.graph.cache import TTLCache
-from trilha.graph.export import build_context, render_context_md
-from trilha.graph.extract import ExtractedEntity
-from trilha.graph.ingest import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.build.extract import ExtractedEntity
+from trilha.graph.build.records import EdgeRecord, NodeRecord
+from trilha.graph.build.writer import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.export.context import build_context, render_context_md
 from trilha.graph.log import RetrievalLog
-from trilha.graph.records import EdgeRecord, NodeRecord
-from trilha.graph.results import PathResult, SubgraphResult, TopNResult
-from trilha.graph.store import GraphStore
+from trilha.graph.read.cache import TTLCache
+from trilha.graph.read.path import path as read_path
+from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
+from trilha.graph.read.subgraph import subgraph as read_subgraph
+from trilha.graph.read.topn import topn as read_topn
+from trilha.graph.stores.base import GraphStore
 from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
 
@@ -59,14 +61,14 @@ def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> 
         return None
     graph = settings.graph_database or "trilha"
     if settings.graph_backend == "falkordb":
-        from trilha.graph.falkordb import FalkorDBStore
+        from trilha.graph.stores.falkordb import FalkorDBStore
 
         if settings.graph_url:
             return FalkorDBStore.connect(settings.graph_url, graph)
         return FalkorDBStore.embedded(Path(data_dir or settings.workspace / "graph"), graph)
     if not settings.graph_url:
         raise ConfigurationError("graph_backend='bolt' needs TRILHA_GRAPH_URL (bolt://host:7687)")
-    from trilha.graph.bolt import BoltGraphStore
+    from trilha.graph.stores.bolt import BoltGraphStore
 
     return BoltGraphStore(
         settings.graph_url,
@@ -155,7 +157,7 @@ class GraphService:
         *,
         principal: Principal | None = None,
     ) -> SubgraphResult:
-        """:func:`trilha.graph.queries.subgraph` as ``principal`` sees it, cached and logged."""
+        """:func:`~trilha.graph.read.read_subgraph` as ``principal`` sees it, cached, logged."""
         args = {
             "doc_id": doc_id,
             "entity_names": entity_names,
@@ -166,7 +168,7 @@ class GraphService:
             "subgraph",
             args,
             principal,
-            lambda: queries.subgraph(
+            lambda: read_subgraph(
                 self.store, doc_id, entity_names, max_hops, limit, principal=principal
             ),
             lambda r: len(r.nodes),
@@ -180,7 +182,7 @@ class GraphService:
         *,
         principal: Principal | None = None,
     ) -> PathResult:
-        """:func:`trilha.graph.queries.path` as ``principal`` sees it, cached and logged."""
+        """:func:`trilha.graph.read.read_path` as ``principal`` sees it, cached and logged."""
         args = {
             "source_entity": source_entity,
             "target_entity": target_entity,
@@ -190,7 +192,7 @@ class GraphService:
             "path",
             args,
             principal,
-            lambda: queries.path(
+            lambda: read_path(
                 self.store, source_entity, target_entity, max_length, principal=principal
             ),
             lambda r: len(r.path),
@@ -206,7 +208,7 @@ class GraphService:
         reasons_lang: str = "en",
         principal: Principal | None = None,
     ) -> TopNResult:
-        """:func:`trilha.graph.queries.topn` (reasons in ``reasons_lang``) as ``principal``
+        """:func:`trilha.graph.read.read_topn` (reasons in ``reasons_lang``) as ``principal``
         sees it, cached and logged."""
         args = {
             "entity_names": entity_names,
@@ -219,7 +221,7 @@ class GraphService:
             "topn",
             args,
             principal,
-            lambda: queries.topn(
+            lambda: read_topn(
                 self.store,
                 entity_names,
                 category,

@@ -15,7 +15,7 @@ from typing import Any
 from llama_index.core.tools import FunctionTool
 
 from trilha.access import Principal
-from trilha.graph.export import mermaid
+from trilha.graph.export.mermaid import mermaid
 from trilha.graph.service import GraphService
 from trilha.workspace import Workspace
 

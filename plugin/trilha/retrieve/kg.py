@@ -16,7 +16,7 @@ promote what the query merely dragged into the pool. Measured, never on SciFact'
 * reading every candidate instead costs ~20 ms per query at ``top_k=10`` on SciFact's graph
   (50 candidates; under 1 ms for the ~3 the gate keeps), far above the boost's latency budget.
 
-The entity rule (:func:`trilha.graph.boost.entity_part`), pre-registered on SciFact *train*
+The entity rule (:func:`trilha.graph.boost.score.entity_part`), pre-registered on SciFact *train*
 (809 queries; no records there, so only the entity part acts) before the test split was run
 with it: a query entity counts ``salience × specificity``, ``specificity = ln(N/df) / ln(N)``
 (N chunks in the graph, df chunks mentioning the entity: an entity in every chunk says
@@ -45,7 +45,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from trilha.fusion import minmax
-from trilha.graph.extract import entities_in_query
+from trilha.graph.build.extract import entities_in_query
 
 if TYPE_CHECKING:
     from trilha.graph.service import GraphService

@@ -1,4 +1,4 @@
-"""Child process of :class:`trilha.graph.arcadedb_server.ArcadeDBBoltServer`.
+"""Child process of :class:`trilha.testing.arcadedb.ArcadeDBBoltServer`.
 
 Run as a script (not imported): it runs ArcadeDB with its Bolt plugin until stdin closes. It
 imports nothing from trilha so the child starts fast and stays independent of the package.

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from trilha.errors import TrilhaError
-from trilha.graph import cypher
-from trilha.graph.boost import BoostResult, BoostWeights, entity_keys
-from trilha.graph.prior import backfill_entity_counts, backfill_priors
-from trilha.graph.store import GraphStore
+from trilha.graph.boost import statements as cypher
+from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
+from trilha.graph.boost.score import BoostResult, BoostWeights, entity_keys
+from trilha.graph.stores.base import GraphStore
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ same input twice leaves the graph unchanged. Re-ingesting a unit replaces its ex
 graph, never incremented. A document whose content changed goes through :meth:`replace_doc`, which
 writes the new units first and then removes the chunks that no longer exist, keeping the Doc and
 the curated (record-origin) edges. Each write keeps the chunks' stored KG prior up to date
-(:mod:`trilha.graph.prior`).
+(:mod:`trilha.graph.boost.prior`).
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
-from trilha.graph import cypher
-from trilha.graph.boost import BoostWeights
-from trilha.graph.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
+from trilha.graph.build import statements as cypher
+from trilha.graph.boost.score import BoostWeights
+from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
 from trilha.graph.model import EDGE_SPECS
-from trilha.graph.prior import chunks_of_docs, chunks_touched_by, refresh_priors
-from trilha.graph.records import EdgeRecord, NodeRecord, check_known, check_records
-from trilha.graph.rows import (
+from trilha.graph.boost.prior import chunks_of_docs, chunks_touched_by, refresh_priors
+from trilha.graph.build.records import EdgeRecord, NodeRecord, check_known, check_records
+from trilha.graph.build.rows import (
     chunk_rows,
     dedupe,
     doc_rows,
@@ -34,7 +34,7 @@ from trilha.graph.rows import (
     pairs_of,
     record_rows,
 )
-from trilha.graph.store import GraphStore, batched, ensure_indexes, write_rows
+from trilha.graph.stores.base import GraphStore, batched, ensure_indexes, write_rows
 from trilha.types import TextUnit
 
 logger = logging.getLogger(__name__)
@@ -312,7 +312,7 @@ class GraphWriter:
         access_defaults: Mapping[str, Any] | None = None,
     ) -> WriteStats:
         """Upsert explicit records, all checked before any is written: valid
-        (:mod:`trilha.graph.records`), naming only Docs in ``known_docs`` and Chunks in
+        (:mod:`trilha.graph.build.records`), naming only Docs in ``known_docs`` and Chunks in
         ``known_units`` (when given), and with valid access fields: a Task, User... node gets
         those of its props over ``access_defaults`` (the workspace's; public, sensitivity 0,
         level 0 when None). One :class:`BadRequestError` lists every bad record. A record

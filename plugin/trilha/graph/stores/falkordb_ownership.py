@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trilha.errors import BackendUnavailableError
-from trilha.graph.falkordb_folder import (
+from trilha.graph.stores.falkordb_folder import (
     SERVER_LOCK,
     WATCHDOG_LOCK,
     clear_record,
@@ -29,7 +29,7 @@ from trilha.graph.falkordb_folder import (
     try_lock,
     wait_unlocked,
 )
-from trilha.graph.process import terminate
+from trilha.graph.stores.process import terminate
 
 logger = logging.getLogger(__name__)
 

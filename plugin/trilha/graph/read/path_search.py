@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trilha.graph.cypher import node_map, rel_map
 from trilha.graph.model import check_label, check_rel_type
-from trilha.graph.store import GraphStore, Row, batched
+from trilha.graph.read.statements import node_map, rel_map
+from trilha.graph.stores.base import GraphStore, Row, batched
 from trilha.graph.visibility import Visibility, visible_weight
 
 NodeKey = tuple[str, str]

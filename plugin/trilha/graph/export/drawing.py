@@ -1,12 +1,13 @@
 """PNG drawing of a subgraph or path with matplotlib's Agg canvas (no pyplot, no networkx).
 
-Readable first: positions from :mod:`trilha.graph.layout` (a radial tree around the document by
-default, a line for a path); small markers coloured by label; each caption beside its node, on a
-white ground, cut to :data:`MAX_CAPTION` characters (a chunk is ``#<ordinal>``); edges styled by
-type (RELATED dashed, thicker with weight) with a legend instead of a word on every edge.
+Readable first: positions from :mod:`trilha.graph.export.layout` (a radial tree around the
+document by default, a line for a path); small markers coloured by label; each caption beside
+its node, on a white ground, cut to :data:`MAX_CAPTION` characters (a chunk is ``#<ordinal>``);
+edges styled by type (RELATED dashed, thicker with weight) with a legend instead of a word on
+every edge.
 
 Chinese, Japanese and Korean captions use a CJK font when matplotlib finds one
-(:mod:`trilha.graph.fonts`). Without one a caption that cannot be drawn is replaced by its
+(:mod:`trilha.graph.export.fonts`). Without one a caption that cannot be drawn is replaced by its
 document id when that can be drawn, else by ``[<n>]``, the node's position in the result's node
 list, and a note at the foot of the picture says so: never missing-glyph boxes.
 """
@@ -19,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trilha.graph.fonts import cjk_font, drawable, font_paths
-from trilha.graph.layout import (
+from trilha.graph.export.fonts import cjk_font, drawable, font_paths
+from trilha.graph.export.layout import (
     Layout,
     Points,
     circular_layout,
@@ -28,7 +29,7 @@ from trilha.graph.layout import (
     radial_layout,
     spring_layout,
 )
-from trilha.graph.results import GraphEdge, GraphNode, PathResult, SubgraphResult
+from trilha.graph.read.results import GraphEdge, GraphNode, PathResult, SubgraphResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

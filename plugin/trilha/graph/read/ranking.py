@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
-from trilha.graph.results import TopNItem, iso_utc
+from trilha.graph.read.results import TopNItem, iso_utc
 
 RELATED_FACTOR = 0.5
 MAX_REASONS = 3

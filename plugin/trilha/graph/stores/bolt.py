@@ -10,14 +10,14 @@ import logging
 from typing import Any, cast
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
-from trilha.graph.dialect import CYPHER, Dialect
-from trilha.graph.store import Params, Row, check_params, plain
+from trilha.graph.stores.base import Params, Row, check_params, plain
+from trilha.graph.stores.dialect import CYPHER, Dialect
 
 logger = logging.getLogger(__name__)
 
 
 class BoltGraphStore:
-    """A :class:`~trilha.graph.store.GraphStore` over a Bolt server.
+    """A :class:`~trilha.graph.stores.base.GraphStore` over a Bolt server.
 
     ``timeout_s`` bounds connecting; ``max_retry_s`` bounds the driver's retries of transient
     failures in read transactions (0 fails at once).

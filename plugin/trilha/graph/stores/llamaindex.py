@@ -11,8 +11,8 @@ import logging
 from typing import Any, Protocol
 
 from trilha.errors import BackendUnavailableError
-from trilha.graph.dialect import CYPHER, FALKORDB, Dialect
-from trilha.graph.store import Params, Row, check_params, plain
+from trilha.graph.stores.base import Params, Row, check_params, plain
+from trilha.graph.stores.dialect import CYPHER, FALKORDB, Dialect
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def guess_dialect(store: object) -> Dialect:
 
 
 class LlamaIndexGraphStore:
-    """A :class:`~trilha.graph.store.GraphStore` over a LlamaIndex property graph store."""
+    """A :class:`~trilha.graph.stores.base.GraphStore` over a LlamaIndex property graph store."""
 
     def __init__(self, pg_store: StructuredQueryStore, dialect: Dialect | None = None) -> None:
         self._store = pg_store

@@ -21,6 +21,8 @@ from pydantic import (
     model_serializer,
 )
 
+from trilha.graph.model import NODE_SPECS, display_id
+
 
 def iso_utc(value: str | None) -> str | None:
     """``'2024-05-20'`` → ``'2024-05-20T00:00:00Z'``; an offset is converted to UTC, a naive
@@ -153,3 +155,22 @@ class TopNResult(BaseModel):
     items: list[TopNItem] = Field(description="Best first.")
     query: TopNQuery = Field(description="The request.")
     meta: TopNMeta = Field(description="Limits applied.")
+
+
+def to_node(label: str, props: dict[str, Any]) -> GraphNode:
+    """A result node from a label and the stored properties (only the shown ones)."""
+    spec = NODE_SPECS.get(label)
+    shown = {k: props[k] for k in (spec.shown if spec else ()) if props.get(k) is not None}
+    return GraphNode(id=display_id(label, props), label=label, **shown)
+
+
+def to_edge(rel_type: str, source: str, target: str, props: dict[str, Any]) -> GraphEdge:
+    """A result edge between two display ids."""
+    return GraphEdge(
+        source=source,
+        target=target,
+        type=rel_type,
+        weight=props.get("weight"),
+        salience=props.get("salience"),
+        peso=props.get("peso"),
+    )

@@ -2,7 +2,8 @@
 
 Two parts. The *prior* is query-independent: the Criterio nodes (with ``peso``), Fato and Prova
 nodes linked to the chunk or to its Doc, stored on the chunk as ``kg_prior`` whenever units,
-records or a document change (:mod:`trilha.graph.prior`). The *entity* part is the salience of the
+records or a document change (:mod:`trilha.graph.boost.prior`).
+The *entity* part is the salience of the
 query's entities the chunk mentions (matched by normalised name), each weighed by how specific
 the entity is: ``specificity = ln(N/df) / ln(N)``, with N the chunks in the graph and df the
 chunks mentioning the entity (stored on the Entity as ``chunks`` at ingest), so an entity that
@@ -41,9 +42,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
-from trilha.graph import cypher
+from trilha.graph.boost import statements as cypher
 from trilha.graph.model import normalise_name
-from trilha.graph.store import GraphStore, Row
+from trilha.graph.stores.base import GraphStore, Row
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class BoostResult(BaseModel):
 
 def evidence_prior(row: Mapping[str, Any], weights: BoostWeights) -> float:
     """The query-independent prior of one chunk from its evidence row (criterios, fatos,
-    provas), as :func:`trilha.graph.cypher.chunk_evidence` returns it."""
+    provas), as :func:`trilha.graph.boost.statements.chunk_evidence` returns it."""
     crit: dict[str, float] = {}
     for c in row.get("criterios") or []:
         if c and c.get("id") is not None:

@@ -1,6 +1,6 @@
 """The stored KG prior: each Chunk's query-independent evidence score, kept as ``kg_prior``.
 
-The prior (:func:`trilha.graph.boost.evidence_prior`) sums the Criterio, Fato and Prova nodes
+The prior (:func:`trilha.graph.boost.score.evidence_prior`) sums the Criterio, Fato and Prova nodes
 linked to a chunk or to its Doc. It changes only when those links change, so it is computed at
 write time and a query reads it with its candidates in one statement:
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from trilha.graph import cypher
-from trilha.graph.boost import BoostWeights, evidence_prior
+from trilha.graph.boost import statements as cypher
+from trilha.graph.boost.score import BoostWeights, evidence_prior
+from trilha.graph.build.records import EdgeRecord, NodeRecord
+from trilha.graph.build.statements import refresh_entity_salience
 from trilha.graph.model import node_key
-from trilha.graph.records import EdgeRecord, NodeRecord
-from trilha.graph.store import GraphStore, batched, write_rows
+from trilha.graph.stores.base import GraphStore, batched, write_rows
 
 #: Relationship types whose edges are evidence for the prior.
 EVIDENCE_RELS = frozenset({"HAS_CRITERIO", "HAS_FATO", "HAS_PROVA"})
@@ -78,4 +79,4 @@ def backfill_priors(store: GraphStore, weights: BoostWeights, batch_size: int = 
 def backfill_entity_counts(store: GraphStore, batch_size: int = 2000) -> int:
     """Store ``chunks`` (and refresh ``salience``) of every entity that has no count yet."""
     missing = [r["id"] for r in store.run(cypher.entities_without_chunk_count(), {})]
-    return write_rows(store, cypher.refresh_entity_salience(), missing, batch_size=batch_size)
+    return write_rows(store, refresh_entity_salience(), missing, batch_size=batch_size)

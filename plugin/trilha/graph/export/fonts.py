@@ -5,7 +5,7 @@ A CJK font is looked for among the fonts matplotlib knows (system fonts and any 
 ``matplotlib.font_manager.fontManager.addfont``): first by the names of common CJK families,
 then by whether the font has a glyph for 图 (matplotlib's own "Last Resort" font, whose every
 glyph is a placeholder box, does not count). Without one, labels that need it are not drawn as
-boxes; :mod:`trilha.graph.drawing` shows a number instead and says so on the picture.
+boxes; :mod:`trilha.graph.export.drawing` shows a number instead and says so on the picture.
 """
 
 from __future__ import annotations

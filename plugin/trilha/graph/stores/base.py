@@ -1,9 +1,9 @@
 """The graph store contract every backend implements, and the helpers built only on it.
 
 A :class:`GraphStore` runs parametrised Cypher. Backends: embedded or remote FalkorDB
-(:mod:`trilha.graph.falkordb`), any Bolt server such as Neo4j or ArcadeDB
-(:mod:`trilha.graph.bolt`), and any LlamaIndex ``PropertyGraphStore``
-(:mod:`trilha.graph.llamaindex_store`). Results are lists of plain dicts (str, numbers, bools,
+(:mod:`trilha.graph.stores.falkordb`), any Bolt server such as Neo4j or ArcadeDB
+(:mod:`trilha.graph.stores.bolt`), and any LlamaIndex ``PropertyGraphStore``
+(:mod:`trilha.graph.stores.llamaindex`). Results are lists of plain dicts (str, numbers, bools,
 None, lists and dicts): queries project graph objects to maps themselves, so no driver type
 leaks out.
 """
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from trilha.errors import BackendUnavailableError, BadRequestError
-from trilha.graph.dialect import Dialect, index_statement
+from trilha.graph.stores.dialect import Dialect, index_statement
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""Watchdog of an embedded FalkorDB server, run as a script by ``trilha.graph.falkordb_server``.
+"""Watchdog of an embedded FalkorDB server, run as a script by
+``trilha.graph.stores.falkordb_server``.
 
 Usage: ``_falkordb_watchdog.py PID GRACE_S``. Its stdin is a pipe whose only writer is the
 server's owner. End of file there means the owner closed it (a normal stop) or died: the kernel

@@ -2,7 +2,7 @@
 
 It listens only on a unix socket (no TCP port) and persists into the data folder with an
 append-only file plus an RDB snapshot, so a graph reopens with its data. One process owns the
-server of a data folder (:mod:`trilha.graph.falkordb_folder` holds the locks and files):
+server of a data folder (:mod:`trilha.graph.stores.falkordb_folder` holds the locks and files):
 
 * the first to open the folder starts the server and owns it;
 * a process that finds a server whose owner died (an orphan) adopts it: it owns it from then on;
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
-from trilha.graph.falkordb_folder import (
+from trilha.graph.stores.falkordb_folder import (
     OWNER_LOCK,
     POINTER,
     SERVER_LOCK,
@@ -41,8 +41,8 @@ from trilha.graph.falkordb_folder import (
     try_lock,
     write_record,
 )
-from trilha.graph.falkordb_ownership import Ownership, detached, release, watch
-from trilha.graph.process import terminate
+from trilha.graph.stores.falkordb_ownership import Ownership, detached, release, watch
+from trilha.graph.stores.process import terminate
 
 logger = logging.getLogger(__name__)
 

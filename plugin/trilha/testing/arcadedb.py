@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
-from trilha.graph.process import terminate
+from trilha.graph.stores.process import terminate
 
 logger = logging.getLogger(__name__)
 

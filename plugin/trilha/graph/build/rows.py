@@ -9,9 +9,9 @@ from itertools import combinations
 from typing import Any
 
 from trilha.errors import BadRequestError
-from trilha.graph.extract import ExtractedEntity
+from trilha.graph.build.extract import ExtractedEntity
 from trilha.graph.model import NODE_SPECS, node_key, normalise_name
-from trilha.graph.records import EdgeRecord, NodeRecord, locate, refuse
+from trilha.graph.build.records import EdgeRecord, NodeRecord, locate, refuse
 from trilha.graph.visibility import DEFAULT_ACCESS, record_access, unit_access
 from trilha.types import TextUnit
 
