@@ -14,9 +14,10 @@ from trilha.access import Principal, scope_key
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.graph.build.records import loads_records
 from trilha.graph.log import RetrievalLog
-from trilha.graph.service import GraphService, open_graph_store
+from trilha.graph.service import GraphService
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.stores.bolt import BoltGraphStore
+from trilha.graph.stores.factory import open_graph_store
 from trilha.graph.stores.falkordb import FalkorDBStore
 from trilha.settings import TrilhaSettings
 

@@ -18,8 +18,9 @@ from trilha.graph.read.path import path
 from trilha.graph.read.results import GraphEdge, GraphNode, PathResult, SubgraphResult, TopNResult
 from trilha.graph.read.subgraph import subgraph
 from trilha.graph.read.topn import topn
-from trilha.graph.service import GraphService, open_graph_store
+from trilha.graph.service import GraphService
 from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.factory import open_graph_store
 
 __all__ = [
     "BoostResult",

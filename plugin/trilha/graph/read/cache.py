@@ -1,14 +1,22 @@
-"""A small in-process TTL cache for graph query results (least recently used evicted first)."""
+"""A small in-process TTL cache for graph query results (least recently used evicted first), and
+the cached, logged call every graph read of the service goes through."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
+
+from pydantic import BaseModel
+
+from trilha.access import Principal, scope_key
+from trilha.graph.log import RetrievalLog
 
 V = TypeVar("V")
+R = TypeVar("R", bound=BaseModel)
 
 
 class TTLCache(Generic[V]):
@@ -50,3 +58,44 @@ class TTLCache(Generic[V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+
+class CachedReads:
+    """Graph reads cached by operation, arguments and the principal's
+    :func:`~trilha.access.scope_key` (never its attributes), each logged when there is a log."""
+
+    def __init__(self, cache: TTLCache[BaseModel], log: RetrievalLog | None = None) -> None:
+        self.cache = cache
+        self.log = log
+
+    def call(
+        self,
+        op: str,
+        args: dict[str, Any],
+        principal: Principal | None,
+        run: Callable[[], R],
+        count: Callable[[R], int],
+    ) -> R:
+        """``run()`` once per (``op``, ``args``, the principal's scope key) while cached; a copy of
+        the result either way; logged with ``count(result)``."""
+        scope = scope_key(principal or Principal.anonymous())
+        key = json.dumps(
+            {"op": op, **args, "scope": scope}, sort_keys=True, ensure_ascii=False, default=str
+        )
+        start = time.perf_counter()
+        cached = self.cache.get(key)
+        if cached is not None:
+            result = cast(R, cached.model_copy(deep=True))
+        else:
+            result = run()
+            self.cache.put(key, result.model_copy(deep=True))
+        if self.log is not None:
+            query = json.loads(key)
+            self.log.append(
+                query, count(result), (time.perf_counter() - start) * 1000, cached is not None
+            )
+        return result
+
+    def clear(self) -> None:
+        """Forget every cached result (a write happened)."""
+        self.cache.clear()

@@ -1,0 +1,118 @@
+"""The KG boost of one graph store, as the service runs it: gated, time-bounded, logged.
+
+:class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no query entity,
+no curated evidence) and holds the thread pool; :mod:`trilha.graph.boost.score` reads and scores.
+A boost never raises for graph trouble (it returns zeros and a warning) and is not cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from trilha.graph.boost.gate import BoostGate
+from trilha.graph.boost.score import BoostResult, acompute_kg_boost, compute_kg_boost, gated_ids
+from trilha.graph.log import RetrievalLog
+from trilha.graph.stores.base import GraphStore
+
+
+class KGBooster:
+    """KG boosts over ``store`` within ``timeout_s``; async calls on one event loop share
+    ``max_concurrency``."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        gate: BoostGate,
+        *,
+        timeout_s: float,
+        max_concurrency: int,
+        log: RetrievalLog | None = None,
+    ) -> None:
+        self.store = store
+        self.timeout_s = timeout_s
+        self.max_concurrency = max_concurrency
+        self.log = log
+        self._gate = gate
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def boost(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        *,
+        relevant: Collection[str] | None = None,
+    ) -> BoostResult:
+        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
+        only ``relevant`` units are read and may score (every unit when None). When the query
+        names no entity and the graph holds no curated evidence, every boost is 0 and the
+        graph is not asked."""
+        nothing = self._gate.nothing_to_read(unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
+        start = time.perf_counter()
+        result = compute_kg_boost(
+            self.store,
+            unit_ids,
+            query_entities,
+            self.timeout_s,
+            relevant=relevant,
+            executor=self._gate.pool,
+            corpus_size=self._gate.corpus_size(),
+        )
+        self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
+        return result
+
+    async def aboost(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        *,
+        relevant: Collection[str] | None = None,
+        batch_size: int | None = None,
+    ) -> BoostResult:
+        """Async KG boost (as :meth:`boost`); all calls on one event loop share
+        ``max_concurrency``."""
+        loop = asyncio.get_running_loop()
+        gate = self._loops.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
+        nothing = await asyncio.to_thread(self._gate.nothing_to_read, unit_ids, query_entities)
+        if nothing is not None:
+            return nothing
+        start = time.perf_counter()
+        result = await acompute_kg_boost(
+            self.store,
+            unit_ids,
+            query_entities,
+            self.timeout_s,
+            relevant=relevant,
+            batch_size=batch_size,
+            semaphore=gate,
+            corpus_size=await asyncio.to_thread(self._gate.corpus_size),
+        )
+        self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
+        return result
+
+    def _log(
+        self,
+        read: Sequence[str],
+        candidates: int,
+        entities: Sequence[str],
+        result: BoostResult,
+        start: float,
+    ) -> None:
+        """Log a boost: the units read from the graph (the relevant ones) and how many
+        candidates there were."""
+        if self.log is not None:
+            query: dict[str, Any] = {
+                "op": "kg_boost",
+                "unit_ids": list(read),
+                "candidates": candidates,
+                "query_entities": list(entities),
+                "warning": result.warning,
+            }
+            self.log.append(query, len(result.scores), (time.perf_counter() - start) * 1000, False)
