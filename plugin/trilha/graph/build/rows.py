@@ -10,8 +10,8 @@ from typing import Any
 
 from trilha.errors import BadRequestError
 from trilha.graph.build.extract import ExtractedEntity
-from trilha.graph.model import NODE_SPECS, node_key, normalise_name
 from trilha.graph.build.records import EdgeRecord, NodeRecord, locate, refuse
+from trilha.graph.model import NODE_SPECS, node_key, normalise_name
 from trilha.graph.visibility import DEFAULT_ACCESS, record_access, unit_access
 from trilha.types import TextUnit
 

@@ -20,11 +20,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
-from trilha.graph.build import statements as cypher
-from trilha.graph.boost.score import BoostWeights
-from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
-from trilha.graph.model import EDGE_SPECS
 from trilha.graph.boost.prior import chunks_of_docs, chunks_touched_by, refresh_priors
+from trilha.graph.boost.score import BoostWeights
+from trilha.graph.build import statements as cypher
+from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
 from trilha.graph.build.records import EdgeRecord, NodeRecord, check_known, check_records
 from trilha.graph.build.rows import (
     chunk_rows,
@@ -34,6 +33,7 @@ from trilha.graph.build.rows import (
     pairs_of,
     record_rows,
 )
+from trilha.graph.model import EDGE_SPECS
 from trilha.graph.stores.base import GraphStore, batched, ensure_indexes, write_rows
 from trilha.types import TextUnit
 
