@@ -10,7 +10,8 @@ LlamaIndex ``PropertyGraphStore``).
 from trilha.graph.boost.score import BoostResult, BoostWeights, acompute_kg_boost, compute_kg_boost
 from trilha.graph.build.extract import ExtractedEntity, LLMEntityExtractor, RuleEntityExtractor
 from trilha.graph.build.records import EdgeRecord, NodeRecord, load_records
-from trilha.graph.build.writer import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.build.removal import DeleteStats
+from trilha.graph.build.writer import GraphWriter, WriteStats
 from trilha.graph.export.context import build_context, render_context_md
 from trilha.graph.export.mermaid import mermaid
 from trilha.graph.log import RetrievalLog, RetrievalLogEntry

@@ -12,7 +12,8 @@ from typing import Any
 
 from trilha.graph.build.extract import ExtractedEntity
 from trilha.graph.build.records import EdgeRecord, NodeRecord
-from trilha.graph.build.writer import DeleteStats, GraphWriter, WriteStats
+from trilha.graph.build.removal import DeleteStats
+from trilha.graph.build.writer import GraphWriter, WriteStats
 from trilha.types import TextUnit
 
 

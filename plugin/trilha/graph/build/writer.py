@@ -13,7 +13,6 @@ the curated (record-origin) edges. Each write keeps the chunks' stored KG prior 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,17 +23,23 @@ from trilha.graph.boost.prior import chunks_of_docs, chunks_touched_by, refresh_
 from trilha.graph.boost.score import BoostWeights
 from trilha.graph.build import statements as cypher
 from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
+from trilha.graph.build.mentions import write_mentions
 from trilha.graph.build.records import EdgeRecord, NodeRecord, check_known, check_records
+from trilha.graph.build.removal import (
+    DeleteStats,
+    doc_chunk_ids,
+    drop_orphans,
+    reattach_to_doc,
+    remove_chunk_nodes,
+)
 from trilha.graph.build.rows import (
     chunk_rows,
     dedupe,
     doc_rows,
     link_rows,
-    pairs_of,
     record_rows,
 )
-from trilha.graph.model import EDGE_SPECS
-from trilha.graph.stores.base import GraphStore, batched, ensure_indexes, write_rows
+from trilha.graph.stores.base import GraphStore, ensure_indexes, write_returning, write_rows
 from trilha.types import TextUnit
 
 logger = logging.getLogger(__name__)
@@ -52,16 +57,6 @@ class WriteStats(BaseModel):
     edges: int = Field(0, description="Explicit edge records.")
     removed: int = Field(0, description="Chunks removed (replace: no longer in the document).")
     reattached: int = Field(0, description="Record edges of removed chunks moved to their Doc.")
-
-
-class DeleteStats(BaseModel):
-    """What ``delete_doc`` removed."""
-
-    doc_id: str = Field(description="The document.")
-    found: bool = Field(description="False when the graph had no such document.")
-    chunks: int = Field(0, description="Chunks removed (with their MENTIONS).")
-    entities: int = Field(0, description="Entities removed because no chunk mentions them.")
-    tags: int = Field(0, description="Tags and categories removed because no doc uses them.")
 
 
 class GraphWriter:
@@ -92,13 +87,6 @@ class GraphWriter:
     def _write(self, statement: str, rows: Sequence[Any]) -> int:
         return write_rows(self.store, statement, rows, batch_size=self.batch_size)
 
-    def _write_returning(self, statement: str, rows: Sequence[Any]) -> set[str]:
-        """Run a batched write whose rows return ``id``; the ids."""
-        ids: set[str] = set()
-        for chunk in batched(rows, self.batch_size):
-            ids.update(r["id"] for r in self.store.write(statement, {"rows": list(chunk)}))
-        return ids
-
     def upsert_units(
         self,
         units: Sequence[TextUnit],
@@ -111,9 +99,11 @@ class GraphWriter:
         self._write(cypher.upsert_chunks(), chunks)
         kinds = (("Category", "IN_CATEGORY"), ("Tag", "HAS_TAG"))
         for (label, rel), (links, keep) in zip(kinds, link_rows(units), strict=True):
-            unlinked = self._write_returning(cypher.unlink_doc_stale(label, rel), keep)
+            unlinked = write_returning(
+                self.store, cypher.unlink_doc_stale(label, rel), keep, self.batch_size
+            )
             self._write(cypher.link_doc(label, rel), links)
-            self._drop_orphans(label, rel, unlinked)
+            drop_orphans(self.store, label, rel, unlinked)
         per_unit = {
             u.unit_id: dedupe(
                 entities[u.unit_id]
@@ -122,9 +112,17 @@ class GraphWriter:
             )
             for u in units
         }
-        stats = self._write_mentions(per_unit)
+        entities_n, mentions_n, pairs_n = write_mentions(
+            self.store, per_unit, pair_entities=self.pair_entities, batch_size=self.batch_size
+        )
         self.refresh_priors(per_unit)
-        return stats.model_copy(update={"docs": len(docs), "chunks": len(chunks)})
+        return WriteStats(
+            docs=len(docs),
+            chunks=len(chunks),
+            entities=entities_n,
+            mentions=mentions_n,
+            pairs=pairs_n,
+        )
 
     def lacks_access(self) -> bool:
         """True when some Doc or Chunk was stored without its access fields (an old graph)."""
@@ -140,85 +138,16 @@ class GraphWriter:
         """Recompute the stored KG prior of ``chunk_ids``."""
         return refresh_priors(self.store, chunk_ids, self.weights, self.batch_size)
 
-    def _write_mentions(self, per_unit: Mapping[str, Mapping[str, ExtractedEntity]]) -> WriteStats:
-        ents: dict[str, ExtractedEntity] = {}
-        for found in per_unit.values():
-            for key, e in found.items():
-                if key not in ents or (ents[key].type == "Concept" and e.type != "Concept"):
-                    ents[key] = e
-        self._write(
-            cypher.upsert_entities(),
-            [{"id": k, "name": e.name, "type": e.type} for k, e in ents.items()],
-        )
-        stale = [{"id": uid, "keep": list(found)} for uid, found in per_unit.items()]
-        touched = self._write_returning(cypher.delete_stale_mentions(), stale)
-        mentions = [
-            {"chunk": uid, "entity": k, "salience": e.salience, "count": e.occurrences}
-            for uid, found in per_unit.items()
-            for k, e in found.items()
-        ]
-        self._write(cypher.upsert_mentions(), mentions)
-        self._write(cypher.refresh_entity_salience(), sorted(set(ents) | touched))
-        pairs: set[tuple[str, str]] = set()
-        for found in per_unit.values():
-            ranked = sorted(found, key=lambda k: (-found[k].salience, k))
-            pairs |= pairs_of(ranked, self.pair_entities)
-        pairs |= self._pairs_touching(touched)
-        self._refresh_pairs(pairs)
-        self._drop_orphan_entities(touched)
-        return WriteStats(entities=len(ents), mentions=len(mentions), pairs=len(pairs))
-
-    def _pairs_touching(self, ids: Iterable[str]) -> set[tuple[str, str]]:
-        ids = sorted(ids)
-        if not ids:
-            return set()
-        rows = self.store.run(cypher.related_pairs_of(), {"ids": ids})
-        return {(r["a"], r["b"]) if r["a"] < r["b"] else (r["b"], r["a"]) for r in rows}
-
-    def _refresh_pairs(self, pairs: set[tuple[str, str]]) -> None:
-        rows = [{"a": a, "b": b} for a, b in sorted(pairs)]
-        self._write(cypher.upsert_cooccurrence(), rows)
-        self._write(cypher.delete_dead_cooccurrence(), rows)
-
-    def _drop_orphans(self, label: str, rel: str, ids: Iterable[str]) -> int:
-        ids = sorted(set(ids))
-        if not ids:
-            return 0
-        dead = [r["id"] for r in self.store.run(cypher.orphans(label, rel), {"ids": ids})]
-        if dead:
-            self.store.write(cypher.delete_nodes(label), {"ids": dead})
-        return len(dead)
-
-    def _drop_orphan_entities(self, ids: Iterable[str]) -> int:
-        return self._drop_orphans("Entity", "MENTIONS", ids)
-
-    def _remove_chunk_nodes(self, chunk_ids: Sequence[str]) -> int:
-        """Delete chunks with their mentions; recompute co-occurrence and salience of the
-        entities they mentioned and drop the orphans. Returns the entities removed."""
-        if not chunk_ids:
-            return 0
-        entity_ids = [r["id"] for r in self.store.run(cypher.mentioned_by(), {"ids": chunk_ids})]
-        for part in batched(chunk_ids, self.batch_size):
-            self.store.write(cypher.delete_nodes("Chunk"), {"ids": list(part)})
-        self._refresh_pairs(self._pairs_touching(entity_ids))
-        removed = self._drop_orphan_entities(entity_ids)
-        self._write(cypher.refresh_entity_salience(), sorted(entity_ids))
-        return removed
-
-    def _doc_chunk_ids(self, doc_id: str) -> list[str]:
-        rows = self.store.run(cypher.doc_chunk_ids(), {"doc_id": doc_id})
-        return sorted({r["id"] for r in rows if r["id"] is not None})
-
     def delete_doc(self, doc_id: str) -> DeleteStats:
         """Remove a document, its chunks and mentions, and entities/tags left orphaned (record
         edges to the Doc or its chunks go too: the document no longer exists)."""
         found = bool(self.store.run(cypher.node_by_id("Doc"), {"ids": [doc_id]}))
-        chunk_ids = self._doc_chunk_ids(doc_id)
+        chunk_ids = doc_chunk_ids(self.store, doc_id)
         links = self.store.run(cypher.doc_links(), {"doc_id": doc_id})
-        removed = self._remove_chunk_nodes(chunk_ids)
+        removed = remove_chunk_nodes(self.store, chunk_ids, self.batch_size)
         self.store.write(cypher.delete_nodes("Doc"), {"ids": [doc_id]})
         tags = sum(
-            self._drop_orphans(label, rel, [r["id"] for r in links if r["label"] == label])
+            drop_orphans(self.store, label, rel, [r["id"] for r in links if r["label"] == label])
             for label, rel in (("Tag", "HAS_TAG"), ("Category", "IN_CATEGORY"))
         )
         return DeleteStats(
@@ -254,30 +183,12 @@ class GraphWriter:
             return WriteStats()
         stats = self.upsert_units(units, entities)
         keep = {u.unit_id for u in units}
-        stale = [c for c in self._doc_chunk_ids(doc_id) if c not in keep]
-        moved = self._reattach_to_doc(doc_id, stale)
-        self._remove_chunk_nodes(stale)
+        stale = [c for c in doc_chunk_ids(self.store, doc_id) if c not in keep]
+        moved = reattach_to_doc(self.store, doc_id, stale)
+        remove_chunk_nodes(self.store, stale, self.batch_size)
         if moved:
             self.refresh_priors(chunks_of_docs(self.store, [doc_id]))
         return stats.model_copy(update={"removed": len(stale), "reattached": moved})
-
-    def _reattach_to_doc(self, doc_id: str, chunk_ids: Sequence[str]) -> int:
-        """Copy the record-origin edges of ``chunk_ids`` onto Doc ``doc_id``; how many."""
-        if not chunk_ids:
-            return 0
-        moved = 0
-        for outgoing in (True, False):
-            rows = self.store.run(cypher.record_edges_of_chunks(outgoing), {"ids": chunk_ids})
-            groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-            for r in rows:
-                spec = EDGE_SPECS.get(r["type"])
-                if spec is not None and "Doc" in (spec.sources if outgoing else spec.targets):
-                    groups[(r["type"], r["label"])].append({"id": r["id"], "props": r["props"]})
-            for (rel, label), group in groups.items():
-                extra = {"doc": doc_id}
-                statement = cypher.attach_to_doc(rel, label, outgoing)
-                moved += write_rows(self.store, statement, group, extra=extra)
-        return moved
 
     def remove_chunks(
         self, unit_ids: Sequence[str], *, keep_docs: Collection[str] | None = None
@@ -292,9 +203,9 @@ class GraphWriter:
         ids = sorted(set(unit_ids))
         rows = self.store.run(cypher.chunk_docs(), {"ids": ids}) if ids else []
         found = sorted({r["id"] for r in rows})
-        self._remove_chunk_nodes(found)
+        remove_chunk_nodes(self.store, found, self.batch_size)
         docs = {r["doc"] for r in rows if r["doc"] is not None} - set(keep_docs or ())
-        emptied = sorted(d for d in docs if not self._doc_chunk_ids(d))
+        emptied = sorted(d for d in docs if not doc_chunk_ids(self.store, d))
         for doc in emptied:
             self.delete_doc(doc)
         return len(found)

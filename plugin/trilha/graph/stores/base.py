@@ -133,3 +133,13 @@ def ensure_indexes(store: GraphStore, indexed: Iterable[tuple[str, str]] = INDEX
             if not any(marker in text for marker in store.dialect.index_exists_markers):
                 raise
             logger.debug("index on %s.%s already exists", label, prop)
+
+
+def write_returning(
+    store: GraphStore, cypher: str, rows: Sequence[Any], batch_size: int = 2000
+) -> set[str]:
+    """Run a batched write whose rows return ``id`` (``UNWIND $rows``); the ids returned."""
+    ids: set[str] = set()
+    for chunk in batched(rows, batch_size):
+        ids.update(r["id"] for r in store.write(cypher, {"rows": list(chunk)}))
+    return ids
