@@ -10,13 +10,8 @@ import pytest
 from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
 from llama_index.core.llms.callbacks import llm_completion_callback
 
-from trilha.graph.build.extract import (
-    KnownEntity,
-    LLMEntityExtractor,
-    RuleEntityExtractor,
-    entities_in_query,
-    salience,
-)
+from trilha.graph.build.extract import KnownEntity, RuleEntityExtractor, entities_in_query, salience
+from trilha.graph.build.llm_extract import LLMEntityExtractor
 from trilha.types import TextUnit
 
 

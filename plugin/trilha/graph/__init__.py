@@ -8,7 +8,8 @@ LlamaIndex ``PropertyGraphStore``).
 """
 
 from trilha.graph.boost.score import BoostResult, BoostWeights, acompute_kg_boost, compute_kg_boost
-from trilha.graph.build.extract import ExtractedEntity, LLMEntityExtractor, RuleEntityExtractor
+from trilha.graph.build.extract import ExtractedEntity, RuleEntityExtractor
+from trilha.graph.build.llm_extract import LLMEntityExtractor
 from trilha.graph.build.records import EdgeRecord, NodeRecord, load_records
 from trilha.graph.build.removal import DeleteStats
 from trilha.graph.build.writer import GraphWriter, WriteStats

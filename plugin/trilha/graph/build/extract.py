@@ -1,5 +1,6 @@
-"""Entity extraction for the graph: an offline rule-based extractor (pt, en and zh) and an
-optional LLM extractor over LlamaIndex's ``SchemaLLMPathExtractor``.
+"""Entity extraction for the graph: the offline rule-based extractor (pt, en and zh), the
+extractor contract and salience. The optional LLM extractor is
+:mod:`trilha.graph.build.llm_extract`.
 
 The rule extractor finds, per text unit:
 
@@ -10,8 +11,9 @@ The rule extractor finds, per text unit:
    lower-case connectors inside (de, da, do, of, for, ...). A capitalised word that starts a
    sentence is dropped when it is a stopword ("The", "Em", "However"); a lone sentence-initial
    word is kept only if it also appears capitalised mid-sentence;
-4. Chinese terms: noun phrases of each run of Han characters (:mod:`trilha.graph.build.han_terms`),
-   whatever language the unit claims. Han characters end a capitalised phrase.
+4. Chinese terms: noun phrases of each run of Han characters
+   (:mod:`trilha.graph.build.han_terms`), whatever language the unit claims. Han characters
+   end a capitalised phrase.
 
 Salience (:func:`salience`) combines frequency and first position, normalised to 0–1.
 """
@@ -20,13 +22,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, Field
 
-from trilha.errors import MissingDependencyError
 from trilha.graph.build.han_terms import han_terms
 from trilha.graph.model import normalise_name
 from trilha.index.han import HAN_CHARS, has_han
@@ -287,87 +288,3 @@ def _entries(gazetteer: Gazetteer | None) -> list[KnownEntity]:
 def entities_in_query(text: str, gazetteer: Gazetteer | None = None) -> list[str]:
     """Entity names mentioned by a query text (for the KG boost), most salient first."""
     return [e.name for e in RuleEntityExtractor(gazetteer).extract_text(text)]
-
-
-class LLMEntityExtractor:
-    """Entities from an LLM through LlamaIndex's ``SchemaLLMPathExtractor`` (lazy import).
-
-    Use it only when an LLM is configured; salience follows :func:`salience` using how often
-    and how early the LLM's entity names occur in the text (1 occurrence at the end when absent).
-    """
-
-    def __init__(
-        self,
-        llm: Any,
-        *,
-        entity_types: Sequence[str] | None = None,
-        relation_types: Sequence[str] | None = None,
-        max_triplets_per_chunk: int = 10,
-        num_workers: int = 1,
-    ) -> None:
-        try:
-            from llama_index.core.indices.property_graph import SchemaLLMPathExtractor
-        except ImportError as e:
-            raise MissingDependencyError("llama-index-core", None, "LLM entity extraction") from e
-        kwargs: dict[str, Any] = {}
-        if entity_types:
-            kwargs["possible_entities"] = Literal[tuple(entity_types)]
-        if relation_types:
-            kwargs["possible_relations"] = Literal[tuple(relation_types)]
-        self._extractor = SchemaLLMPathExtractor(
-            llm=llm,
-            strict=False,
-            max_triplets_per_chunk=max_triplets_per_chunk,
-            num_workers=num_workers,
-            **kwargs,
-        )
-
-    def extract(self, unit: TextUnit) -> list[ExtractedEntity]:
-        """Entities of one unit (runs the extractor's own event loop: not inside a loop)."""
-        return self.extract_many([unit])[unit.unit_id]
-
-    def extract_many(self, units: Sequence[TextUnit]) -> dict[str, list[ExtractedEntity]]:
-        """Entities per unit_id."""
-        return self._collect(units, self._extractor(_nodes(units)))
-
-    async def aextract_many(self, units: Sequence[TextUnit]) -> dict[str, list[ExtractedEntity]]:
-        """Entities per unit_id, awaiting the extractor."""
-        return self._collect(units, await self._extractor.acall(_nodes(units)))
-
-    @staticmethod
-    def _collect(
-        units: Sequence[TextUnit], nodes: Sequence[Any]
-    ) -> dict[str, list[ExtractedEntity]]:
-        from llama_index.core.graph_stores.types import KG_NODES_KEY
-
-        out: dict[str, list[ExtractedEntity]] = {}
-        for unit, node in zip(units, nodes, strict=True):
-            typed = {
-                normalise_name(n.name): (n.name, n.label)
-                for n in node.metadata.get(KG_NODES_KEY, [])
-                if normalise_name(n.name)
-            }
-            out[unit.unit_id] = _score_names(unit.text, typed)
-        return out
-
-
-def _nodes(units: Sequence[TextUnit]) -> list[Any]:
-    from llama_index.core.schema import TextNode
-
-    return [TextNode(id_=u.unit_id, text=u.text) for u in units]
-
-
-def _score_names(text: str, typed: Mapping[str, tuple[str, str]]) -> list[ExtractedEntity]:
-    low = text.casefold()
-    counts = {k: max(1, low.count(k)) for k in typed}
-    top = max(counts.values(), default=1)
-    out = [
-        ExtractedEntity(
-            name,
-            type_,
-            salience(counts[k], top, (low.find(k) if k in low else len(low)) / max(len(low), 1)),
-            counts[k],
-        )
-        for k, (name, type_) in typed.items()
-    ]
-    return sorted(out, key=lambda e: (-e.salience, e.name))
