@@ -132,17 +132,7 @@ def build_context(
     dates = sorted(
         d[:10] for d in [*(n.updated_at for n in docs), *(i.updated_at for i in top)] if d
     )
-    sub_edges = subgraph.edges if subgraph else []
-    asked = {("Entity", normalise_name(n)) for n in entity_names}
-    edges = list(
-        dict.fromkeys(
-            [
-                *(path.edges if path else []),
-                *(e for e in sub_edges if e.type == "RELATED"),
-                *(e for e in sub_edges if e.type == "MENTIONS" and _entity_key(e.target) in asked),
-            ]
-        )
-    )
+    edges = _evidence(subgraph, path, entity_names)
     shown = subgraph if subgraph is not None else path
     return ContextData(
         entity_names=list(entity_names),
@@ -154,4 +144,22 @@ def build_context(
         edges=edges[:max_edges],
         limit=limit if limit is not None else len(top),
         top_docs=list(top),
+    )
+
+
+def _evidence(
+    subgraph: SubgraphResult | None, path: PathResult | None, entity_names: Sequence[str]
+) -> list[GraphEdge]:
+    """The path's edges, then the subgraph's RELATED edges, then its MENTIONS of the query
+    entities; each once."""
+    sub_edges = subgraph.edges if subgraph else []
+    asked = {("Entity", normalise_name(n)) for n in entity_names}
+    return list(
+        dict.fromkeys(
+            [
+                *(path.edges if path else []),
+                *(e for e in sub_edges if e.type == "RELATED"),
+                *(e for e in sub_edges if e.type == "MENTIONS" and _entity_key(e.target) in asked),
+            ]
+        )
     )

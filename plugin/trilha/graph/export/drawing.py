@@ -33,6 +33,7 @@ from trilha.graph.read.results import GraphEdge, GraphNode, PathResult, Subgraph
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["MAX_CAPTION", "captions", "circular_layout", "draw_png", "spring_layout"]
 
@@ -116,14 +117,31 @@ def draw_png(
     ``layout`` defaults to ``radial`` for a subgraph and ``line`` for a path; ``seed`` seeds
     the ``spring`` layout.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     nodes: Sequence[GraphNode] = result.nodes if isinstance(result, SubgraphResult) else result.path
     index = {n.id: i for i, n in enumerate(nodes)}
     pairs = [(index[e.source], index[e.target]) for e in result.edges if _drawn(e, index)]
     chosen = layout or ("radial" if isinstance(result, SubgraphResult) else "line")
     pos = _positions(len(nodes), pairs, chosen, seed)
+    fig = _figure(nodes, result.edges, index, pos, chosen, size_in, dpi)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png")
+    return out
+
+
+def _figure(
+    nodes: Sequence[GraphNode],
+    edges: Sequence[GraphEdge],
+    index: dict[str, int],
+    pos: Points,
+    chosen: Layout,
+    size_in: tuple[float, float],
+    dpi: int,
+) -> Figure:
+    """The drawn figure: edges, nodes with captions (a CJK font when one is found), legend."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     cjk = cjk_font()
     texts, replaced = captions(nodes, font_paths(cjk))
     if replaced:
@@ -133,9 +151,9 @@ def draw_png(
     ax = fig.add_subplot()
     ax.set_axis_off()
     family = ["DejaVu Sans", cjk] if cjk else ["DejaVu Sans"]
-    _edges(ax, result.edges, index, pos)
+    _edges(ax, edges, index, pos)
     _nodes(ax, nodes, texts, pos, family, radial=chosen == "radial")
-    _legend(ax, nodes, result.edges)
+    _legend(ax, nodes, edges)
     if not nodes:
         ax.text(0.5, 0.5, "empty graph", ha="center", va="center", transform=ax.transAxes)
     if replaced:
@@ -143,10 +161,7 @@ def draw_png(
     ax.set_xlim(-1.45, 1.45)
     ax.set_ylim(-1.25, 1.25)
     fig.subplots_adjust(left=0.01, right=0.99, top=0.99, bottom=0.03)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png")
-    return out
+    return fig
 
 
 def _drawn(e: GraphEdge, index: dict[str, int]) -> bool:
