@@ -30,8 +30,9 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# The coverage gate (>= 85% of the package's lines, pyproject's [tool.coverage]) is part of the run.
 pytest: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --cov --cov-report=term
 
 test: lint typecheck pytest
 

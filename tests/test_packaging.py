@@ -65,6 +65,13 @@ def test_wheel_contents(wheel: Path) -> None:
         assert expected in names
 
 
+def test_wheel_holds_every_module_of_the_package(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    plugin = ROOT / "plugin"
+    modules = {f.relative_to(plugin).as_posix() for f in (plugin / "trilha").rglob("*.py")}
+    assert modules - names == set()
+
+
 def test_wheel_works_outside_the_repo(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
