@@ -32,7 +32,11 @@ def graph_tools(workspace: Workspace, principal: Principal | None = None) -> lis
     """subgraph, path, topn, mermaid and context tools over the workspace's graph, showing
     only what ``principal`` (None: anonymous) may see."""
     graph: GraphService = workspace._require_graph()
-    who = principal
+    return [*_graph_read_tools(graph, principal), *_graph_text_tools(graph, principal)]
+
+
+def _graph_read_tools(graph: GraphService, who: Principal | None) -> list[FunctionTool]:
+    """The seed 003 reads as tools: subgraph, path, top-N (JSON results)."""
 
     def graph_subgraph(
         doc_id: str, entity_names: list[str] | None = None, max_hops: int = 2, limit: int = 30
@@ -53,6 +57,16 @@ def graph_tools(workspace: Workspace, principal: Principal | None = None) -> lis
     ) -> dict[str, Any]:
         """Documents most related to the entities, with readable reasons for each."""
         return graph.topn(entity_names, category, language, limit, principal=who).model_dump()
+
+    return [
+        _tool(graph_subgraph, "trilha_graph_subgraph", graph_subgraph.__doc__ or ""),
+        _tool(graph_path, "trilha_graph_path", graph_path.__doc__ or ""),
+        _tool(graph_topn, "trilha_graph_topn", graph_topn.__doc__ or ""),
+    ]
+
+
+def _graph_text_tools(graph: GraphService, who: Principal | None) -> list[FunctionTool]:
+    """The exports as tools: mermaid text of a subgraph, and a context.md briefing."""
 
     def graph_mermaid(
         doc_id: str, entity_names: list[str] | None = None, max_hops: int = 2, limit: int = 30
@@ -77,9 +91,6 @@ def graph_tools(workspace: Workspace, principal: Principal | None = None) -> lis
         )
 
     return [
-        _tool(graph_subgraph, "trilha_graph_subgraph", graph_subgraph.__doc__ or ""),
-        _tool(graph_path, "trilha_graph_path", graph_path.__doc__ or ""),
-        _tool(graph_topn, "trilha_graph_topn", graph_topn.__doc__ or ""),
         _tool(graph_mermaid, "trilha_graph_mermaid", graph_mermaid.__doc__ or ""),
         _tool(graph_context, "trilha_graph_context", graph_context.__doc__ or ""),
     ]

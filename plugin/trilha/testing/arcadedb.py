@@ -90,17 +90,7 @@ class ArcadeDBBoltServer:
         self.root.mkdir(parents=True, exist_ok=True)
         ready = self.root / "ready.json"
         ready.unlink(missing_ok=True)
-        config = {
-            "root": str(self.root / "databases"),
-            "database": self.database,
-            "password": self.password,
-            "host": self.host,
-            "bolt_port": self.bolt_port,
-            "http_port": free_port(),
-            "https_port": free_port(),
-            "heap": self.heap,
-            "ready": str(ready),
-        }
+        config = self._config(ready)
         with open(self.root / "server.log", "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, str(_CHILD), json.dumps(config)],
@@ -111,6 +101,27 @@ class ArcadeDBBoltServer:
             )
         self._proc = proc
         self._finalizer = weakref.finalize(self, _stop, proc)
+        self._wait_until(ready, proc)
+        logger.info("ArcadeDB Bolt server pid %s on %s", proc.pid, self.url)
+        return self.url
+
+    def _config(self, ready: Path) -> dict[str, Any]:
+        """What the child process is told: folders, ports, credentials, heap, ready file."""
+        return {
+            "root": str(self.root / "databases"),
+            "database": self.database,
+            "password": self.password,
+            "host": self.host,
+            "bolt_port": self.bolt_port,
+            "http_port": free_port(),
+            "https_port": free_port(),
+            "heap": self.heap,
+            "ready": str(ready),
+        }
+
+    def _wait_until(self, ready: Path, proc: subprocess.Popen[bytes]) -> None:
+        """Wait for the child's ready file; stop it and raise with the log's tail when it
+        exits or ``startup_timeout_s`` passes first."""
         deadline = time.monotonic() + self.startup_timeout_s
         while not ready.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
@@ -118,8 +129,6 @@ class ArcadeDBBoltServer:
                 tail = (self.root / "server.log").read_text(errors="replace")[-1500:]
                 raise BackendUnavailableError(f"ArcadeDB did not start; log tail:\n{tail}")
             time.sleep(0.05)
-        logger.info("ArcadeDB Bolt server pid %s on %s", proc.pid, self.url)
-        return self.url
 
     def stop(self) -> None:
         """Stop the server. Idempotent."""
