@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.errors import BackendUnavailableError, ConfigurationError, MissingDependencyError
-from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
 from trilha.index.filters import FilterExpr
+from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
