@@ -30,10 +30,18 @@ Rules that hold whichever way a filter is written:
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from trilha.errors import BadRequestError
 from trilha.types import TextUnit, date_to_int
@@ -93,6 +101,13 @@ class FilterExpr(BaseModel):
     mode: Literal["and", "or"] = Field("and", description="How the parts combine.")
     parts: list[Condition | FilterExpr] = Field(default_factory=list, description="Operands.")
     negate: bool = Field(False, description="NOT of the whole expression.")
+    _content_key: str | None = PrivateAttr(None)
+
+    @property
+    def content_key(self) -> str | None:
+        """The digest of a :func:`sealed` expression's content (None for others): compilers
+        may keep its native form under this key and reuse it wherever it appears."""
+        return self._content_key
 
     def is_empty(self) -> bool:
         """True when the expression restricts nothing."""
@@ -109,6 +124,18 @@ class FilterExpr(BaseModel):
                 yield part
             else:
                 yield from part.conditions()
+
+
+def sealed(expr: FilterExpr) -> FilterExpr:
+    """A copy of ``expr`` carrying the digest of its content (:attr:`FilterExpr.content_key`).
+
+    For an expression that is built once and used in many searches (a principal's visibility
+    rule): each index compiles it once and reuses the native form, also inside larger
+    expressions. A sealed expression must not be changed afterwards.
+    """
+    copy = expr.model_copy(deep=True)
+    copy._content_key = hashlib.sha256(copy.cache_key().encode()).hexdigest()
+    return copy
 
 
 def _plain(key: str) -> bool:

@@ -4,12 +4,16 @@ The ``local``/``server`` backend (:mod:`trilha.index.qdrant`) and the in-process
 (:mod:`trilha.index.qdrant_edge`) store the same points: the id is the UUID5 of the
 ``unit_id``, the payload the unit's flat metadata, with a payload index on each field below.
 :func:`compile_filter` builds either library's filter from one
-:class:`~trilha.index.filters.FilterExpr`, so both run the same predicate.
+:class:`~trilha.index.filters.FilterExpr`, so both run the same predicate; a backend's
+:class:`FilterCompiler` compiles each :func:`~trilha.index.filters.sealed` expression (a
+principal's visibility rule) once and reuses it in every search.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from trilha.index.filters import Condition, FilterExpr
@@ -48,11 +52,43 @@ def compile_filter(expr: FilterExpr, m: Any) -> Any:
     passed :func:`~trilha.index.filters.check_keys`. Numbers are matched by value through
     ranges, so ``1`` and ``1.0`` are the same number (as in the BM25 columns) and never a string.
     """
-    parts = [
-        _condition(p, m) if isinstance(p, Condition) else compile_filter(p, m) for p in expr.parts
-    ]
-    inner = m.Filter(must=parts) if expr.mode == "and" else m.Filter(should=parts)
-    return m.Filter(must_not=[inner]) if expr.negate else inner
+    return FilterCompiler(m, size=0).compile(expr)
+
+
+class FilterCompiler:
+    """:func:`compile_filter` for one backend, keeping the native form of up to ``size``
+    sealed expressions (least recently used dropped first)."""
+
+    def __init__(self, m: Any, size: int = 256) -> None:
+        self._m = m
+        self._size = size
+        self._memo: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def compile(self, expr: FilterExpr) -> Any:
+        """The native filter of ``expr``; sealed parts come from the memo after their first use."""
+        key = expr.content_key
+        if key is None or self._size <= 0:
+            return self._build(expr)
+        with self._lock:
+            native = self._memo.get(key)
+            if native is not None:
+                self._memo.move_to_end(key)
+                return native
+        native = self._build(expr)
+        with self._lock:
+            self._memo[key] = native
+            if len(self._memo) > self._size:
+                self._memo.popitem(last=False)
+        return native
+
+    def _build(self, expr: FilterExpr) -> Any:
+        m = self._m
+        parts = [
+            _condition(p, m) if isinstance(p, Condition) else self.compile(p) for p in expr.parts
+        ]
+        inner = m.Filter(must=parts) if expr.mode == "and" else m.Filter(should=parts)
+        return m.Filter(must_not=[inner]) if expr.negate else inner
 
 
 def _condition(c: Condition, m: Any) -> Any:

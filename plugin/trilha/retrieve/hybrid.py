@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
-from trilha.access.policy import visibility_filter
+from trilha.access.compiled import CompiledPolicy, PolicyCache
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
@@ -46,6 +46,8 @@ class HybridSearcher:
         self.dense = dense
         self.embedder = embedder
         self.booster = booster
+        #: Compiled visibility rules of recent principals (each compiled once, not per search).
+        self.policies = PolicyCache()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trilha-side")
 
     def close(self) -> None:
@@ -64,21 +66,29 @@ class HybridSearcher:
         n = per_side_candidates(params.top_k, params.candidates, params.candidate_cap)
         if params.filters is not None:
             check_keys(params.filters, lexical.columns.keys)
-        visibility = visibility_filter(params.principal)
-        expr = combine(visibility, params.filters)
+        policy = self.policies.get(params.principal)
         # When the principal sees every unit of the snapshot the dense side needs no visibility
         # filter: units it returns that the snapshot lacks (written since) are dropped at merge.
-        sees_all = lexical.columns.all_match(visibility)
-        dense_expr = combine(params.filters) if sees_all else expr
-        mask = lexical.columns.mask(expr)
+        sees_all = policy.sees_all(lexical.columns)
+        dense_expr = combine(params.filters) if sees_all else combine(policy.expr, params.filters)
         jobs: dict[Side, Job] = {}
         if "bm25" in params.sides:
-            jobs["bm25"] = lambda: bm25_side(lexical, text, n, mask)
+            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n, policy, params.filters)
         if "semantic" in params.sides:
             jobs["semantic"] = lambda: self._dense_side(text, n, dense_expr, vector)
         if not jobs:
             raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
         return jobs
+
+    @staticmethod
+    def _bm25_side(
+        lexical: LexicalIndex,
+        text: str,
+        n: int,
+        policy: CompiledPolicy,
+        filters: FilterExpr | None,
+    ) -> SideResult:
+        return bm25_side(lexical, text, n, policy.row_mask(lexical.columns, filters))
 
     def _dense_side(
         self, text: str, n: int, expr: FilterExpr | None, vector: npt.NDArray[np.float32] | None
