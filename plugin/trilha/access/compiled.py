@@ -48,9 +48,9 @@ class CompiledPolicy:
     expr: FilterExpr
     cypher: CypherVisibility
     _masks: WeakKeyDictionary[MetaColumns, _SnapshotMask] = field(
-        default_factory=WeakKeyDictionary, repr=False
+        default_factory=WeakKeyDictionary, init=False, repr=False
     )
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _snapshot(self, columns: MetaColumns) -> _SnapshotMask:
         with self._lock:
