@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS
 from trilha.index.qdrant_edge import QdrantEdgeIndex, _edge
+from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS
 
 
 def test_a_shard_made_without_the_policy_indices_gets_them_on_open(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from llama_index.core.vector_stores import FilterOperator, MetadataFilter, Metad
 from tests.conftest import make_docs
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
-from trilha.index.filters import Condition, FilterExpr, check_keys, coerce_filters
+from trilha.index.filter_input import coerce_filters
+from trilha.index.filters import Condition, FilterExpr, check_keys
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
 from trilha.retrieve.hybrid import Side

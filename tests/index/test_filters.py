@@ -21,13 +21,8 @@ from tests.conftest import random_dense
 from trilha.errors import BadRequestError
 from trilha.index.columns import MetaColumns
 from trilha.index.dense import DenseIndex, open_dense_index
-from trilha.index.filters import (
-    Condition,
-    FilterExpr,
-    coerce_filters,
-    from_metadata_filters,
-    from_search_filters,
-)
+from trilha.index.filter_input import coerce_filters, from_metadata_filters, from_search_filters
+from trilha.index.filters import Condition, FilterExpr
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
 from trilha.types import SearchFilters, TextUnit

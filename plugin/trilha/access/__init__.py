@@ -1,5 +1,6 @@
 """Who may see what: principals, the visibility policy and its compiled forms."""
 
+from trilha.access.compiled import CompiledPolicy, PolicyCache, compile_policy
 from trilha.access.policy import ACCESS_KEYS, Access, scope_key, visibility_filter, visible
 from trilha.access.principal import Principal
 from trilha.types import OPEN_ACL, VISIBILITIES
@@ -9,7 +10,10 @@ __all__ = [
     "OPEN_ACL",
     "VISIBILITIES",
     "Access",
+    "CompiledPolicy",
+    "PolicyCache",
     "Principal",
+    "compile_policy",
     "scope_key",
     "visibility_filter",
     "visible",

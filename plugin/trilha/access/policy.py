@@ -14,7 +14,8 @@ Anything unknown or missing fails closed. The indices never call :func:`visible`
 :func:`visibility_filter` compiles the same rule into a :class:`~trilha.index.filters.FilterExpr`,
 which the dense index turns into a Qdrant filter and the lexical index into a row mask, so the
 rule runs inside each search, before any ``top_k`` cut; :mod:`trilha.access.cypher` turns it
-into the WHERE fragment of every graph read. A property test holds the compiled forms to this
+into the WHERE fragment of every graph read. :mod:`trilha.access.compiled` does all of this once
+per principal, not once per search. A property test holds the compiled forms to this
 function.
 """
 

@@ -33,7 +33,7 @@ from trilha.encode.base import Embedder
 from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.runner import Backend, Precision, default_workspace
 from trilha.eval.systems import SPECS, fusion_retriever, searcher
-from trilha.index.filters import coerce_filters
+from trilha.index.filter_input import coerce_filters
 from trilha.ingest.chunking import chunk_document, index_text
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings

@@ -10,47 +10,23 @@ Backends (``TRILHA_QDRANT_MODE``):
 * ``server``: any Qdrant server when ``TRILHA_QDRANT_URL`` is set.
 
 Every backend stores the unit's flat metadata as payload and evaluates filters inside the
-search. Point ids are UUID5 of the ``unit_id``; vectors are compared by cosine.
+search; what the Qdrant backends share (point ids, payload indices, the filter compiler) is in
+:mod:`trilha.index.qdrant_schema`, so they never import this module back. Vectors are compared
+by cosine. :func:`open_dense_index` imports only the backend it opens.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from trilha.errors import ConfigurationError
-from trilha.index.filters import Condition, FilterExpr
+from trilha.index.filters import FilterExpr
 from trilha.types import TextUnit
-
-_NAMESPACE = uuid.UUID("6f1c3e9a-2b7d-4c8e-9a51-0d3f7b2e4c16")
-#: Payload fields given a payload index (keyword / integer).
-KEYWORD_FIELDS = (
-    "unit_id",
-    "doc_id",
-    "tags",
-    "lang",
-    "setor",
-    "tema",
-    "ministro",
-    "tipo_recurso",
-    "resultado",
-    "visibility",
-    "owner_id",
-    "org_id",
-    "project_id",
-    "acl",
-)
-INTEGER_FIELDS = ("date_num", "sensitivity", "hierarchy_level")
-
-
-def point_id(unit_id: str) -> str:
-    """The Qdrant point id of a unit."""
-    return str(uuid.uuid5(_NAMESPACE, unit_id))
 
 
 @runtime_checkable
@@ -90,36 +66,6 @@ class DenseIndex(Protocol):
     def close(self) -> None:
         """Release files and connections."""
         ...
-
-
-def compile_filter(expr: FilterExpr, m: Any) -> Any:
-    """Compile a :class:`FilterExpr` with a Qdrant models namespace ``m``.
-
-    ``m`` provides ``Filter``, ``FieldCondition``, ``MatchValue``, ``MatchAny`` and ``Range``
-    (qdrant-client's ``models`` and qdrant-edge share these shapes). Keys are expected to have
-    passed :func:`~trilha.index.filters.check_keys`. Numbers are matched by value through
-    ranges, so ``1`` and ``1.0`` are the same number (as in the BM25 columns) and never a string.
-    """
-    parts = [
-        _condition(p, m) if isinstance(p, Condition) else compile_filter(p, m) for p in expr.parts
-    ]
-    inner = m.Filter(must=parts) if expr.mode == "and" else m.Filter(should=parts)
-    return m.Filter(must_not=[inner]) if expr.negate else inner
-
-
-def _condition(c: Condition, m: Any) -> Any:
-    if c.op in ("gt", "gte", "lt", "lte"):
-        return m.FieldCondition(key=c.key, range=m.Range(**{c.op: c.value}))
-    values = c.value if isinstance(c.value, list) else [c.value]
-    strings = [v for v in values if isinstance(v, str)]
-    numbers = [v for v in values if not isinstance(v, str)]
-    tests = [m.FieldCondition(key=c.key, range=m.Range(gte=v, lte=v)) for v in numbers]
-    if len(strings) == 1:
-        tests.append(m.FieldCondition(key=c.key, match=m.MatchValue(value=strings[0])))
-    elif strings:
-        tests.append(m.FieldCondition(key=c.key, match=m.MatchAny(any=strings)))
-    match = tests[0] if len(tests) == 1 else m.Filter(should=tests)
-    return m.Filter(must_not=[match]) if c.op in ("ne", "nin") else match
 
 
 def open_dense_index(

@@ -3,7 +3,8 @@
 It records each document's content hash (so unchanged re-ingests are skipped) and origin (the
 file it came from, so two files cannot claim one ``doc_id``), every unit with its metadata and
 lexical tokens, and a generation counter bumped on every change, which the lexical index compares
-with its own to know whether it is current.
+with its own to know whether it is current (the connection, transactions and the counter are
+:class:`~trilha.index.sqlite_store.SQLiteStore`'s).
 
 The ``pending`` table is the ingest's intent log: a document is marked before the derived indices
 (dense, graph) are touched and cleared once they all agree with this store, so a workspace that
@@ -13,12 +14,10 @@ finds marks when it opens knows exactly which documents a crash may have left ha
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from trilha.index.sqlite_store import SQLiteStore
 from trilha.types import TextUnit
 
 _SCHEMA = """
@@ -29,58 +28,18 @@ CREATE TABLE IF NOT EXISTS units (
     row INTEGER PRIMARY KEY AUTOINCREMENT, unit_id TEXT UNIQUE NOT NULL, doc_id TEXT NOT NULL,
     body TEXT NOT NULL, tokens TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS units_doc ON units(doc_id);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS pending (doc_id TEXT PRIMARY KEY);
 """
 
 
-class DocStore:
+class DocStore(SQLiteStore):
     """Documents and units of one workspace, in ``<workspace>/units.sqlite``."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.RLock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        super().__init__(path, _SCHEMA)
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
         if "origin" not in columns:  # workspaces made before origins were recorded
             self._db.execute("ALTER TABLE docs ADD COLUMN origin TEXT")
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        """One SQLite transaction: committed when the block ends, rolled back if it raises
-        (callers hold ``self._lock``)."""
-        self._db.execute("BEGIN")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
-
-    def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
-
-    # -- metadata -------------------------------------------------------------------------
-    def get_meta(self, key: str) -> str | None:
-        """A workspace-level value (model id, generation...)."""
-        with self._lock:
-            row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Store a workspace-level value."""
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
-    @property
-    def generation(self) -> int:
-        """Bumped on every change of the unit set."""
-        return int(self.get_meta("generation") or 0)
 
     # -- documents ------------------------------------------------------------------------
     def doc_hash(self, doc_id: str) -> str | None:
@@ -162,12 +121,6 @@ class DocStore:
         """Documents whose last write may have been interrupted."""
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT doc_id FROM pending ORDER BY doc_id")]
-
-    def _bump(self) -> None:
-        self._db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET "
-            "value = CAST(value AS INTEGER) + 1"
-        )
 
     # -- units ----------------------------------------------------------------------------
     def count(self) -> int:

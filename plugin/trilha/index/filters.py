@@ -1,9 +1,10 @@
 """One filter model, translated to each index's native form.
 
 :class:`FilterExpr` is a small boolean tree of conditions on unit metadata. It is built from
-trilha's :class:`~trilha.types.SearchFilters` (or a dict of its fields) or from LlamaIndex
-``MetadataFilters`` and compiled to a Qdrant ``Filter`` (dense side) and to a boolean row mask
-(lexical side), so both indices apply the very same predicate inside their search.
+trilha.s :class:`~trilha.types.SearchFilters` (or a dict of its fields) or from LlamaIndex
+``MetadataFilters`` (:mod:`trilha.index.filter_input`) and compiled to a Qdrant ``Filter``
+(dense side) and to a boolean row mask (lexical side), so both indices apply the very same
+predicate inside their search.
 
 Semantics, identical on both sides: on a list field (``tags``) ``eq`` means "contains" and
 ``in`` means "contains any"; ``ne``/``nin`` also match units that lack the field; ranges compare
@@ -29,13 +30,21 @@ Rules that hold whichever way a filter is written:
 from __future__ import annotations
 
 import difflib
+import hashlib
 from collections.abc import Collection, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from trilha.errors import BadRequestError
-from trilha.types import SearchFilters, TextUnit, date_to_int
+from trilha.types import TextUnit, date_to_int
 
 Op = Literal["eq", "ne", "in", "nin", "gt", "gte", "lt", "lte"]
 KEYWORD_OPS = ("eq", "ne", "in", "nin")
@@ -92,6 +101,13 @@ class FilterExpr(BaseModel):
     mode: Literal["and", "or"] = Field("and", description="How the parts combine.")
     parts: list[Condition | FilterExpr] = Field(default_factory=list, description="Operands.")
     negate: bool = Field(False, description="NOT of the whole expression.")
+    _content_key: str | None = PrivateAttr(None)
+
+    @property
+    def content_key(self) -> str | None:
+        """The digest of a :func:`sealed` expression's content (None for others): compilers
+        may keep its native form under this key and reuse it wherever it appears."""
+        return self._content_key
 
     def is_empty(self) -> bool:
         """True when the expression restricts nothing."""
@@ -108,6 +124,18 @@ class FilterExpr(BaseModel):
                 yield part
             else:
                 yield from part.conditions()
+
+
+def sealed(expr: FilterExpr) -> FilterExpr:
+    """A copy of ``expr`` carrying the digest of its content (:attr:`FilterExpr.content_key`).
+
+    For an expression that is built once and used in many searches (a principal's visibility
+    rule): each index compiles it once and reuses the native form, also inside larger
+    expressions. A sealed expression must not be changed afterwards.
+    """
+    copy = expr.model_copy(deep=True)
+    copy._content_key = hashlib.sha256(copy.cache_key().encode()).hexdigest()
+    return copy
 
 
 def _plain(key: str) -> bool:
@@ -142,38 +170,6 @@ def _suggest(key: str, known: Collection[str], shown: int = 8) -> str:
     return f"{hint}filterable keys: {', '.join(listed)}, ... ({len(usable)} in all)"
 
 
-def _one_or_any(key: str, value: str | list[str] | None) -> Condition | None:
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return normalise_condition(key, "in", value)
-    return normalise_condition(key, "eq", value)
-
-
-def from_search_filters(filters: SearchFilters | None) -> FilterExpr:
-    """Translate the seed 001/002 filter fields into a :class:`FilterExpr` (AND of fields)."""
-    if filters is None:
-        return FilterExpr()
-    conds: list[Condition | None] = [
-        _one_or_any("tags", filters.tags),
-        _one_or_any("setor", filters.setor),
-        _one_or_any("tema", filters.tema),
-        _one_or_any("lang", filters.lang),
-        _one_or_any("ministro", filters.ministro),
-        _one_or_any("tipo_recurso", filters.tipos_recurso),
-        _one_or_any("resultado", filters.resultado),
-        _one_or_any("doc_id", filters.doc_ids),
-    ]
-    lo, hi = date_to_int(filters.data_inicio), date_to_int(filters.data_fim)
-    if lo is not None:
-        conds.append(Condition(key="date_num", op="gte", value=lo))
-    if hi is not None:
-        conds.append(Condition(key="date_num", op="lte", value=hi))
-    if filters.max_sensitivity is not None:
-        conds.append(Condition(key="sensitivity", op="lte", value=filters.max_sensitivity))
-    return FilterExpr(parts=[c for c in conds if c is not None])
-
-
 def normalise_condition(key: str, op: Op, value: Any) -> Condition:
     """Validate one condition, mapping date keys onto ``date_num``; BadRequestError if bad."""
     if value is None:
@@ -201,70 +197,12 @@ def normalise_condition(key: str, op: Op, value: Any) -> Condition:
     try:
         return Condition(key=key, op=op, value=value)
     except ValidationError as e:
-        raise BadRequestError(f"filter {key} {op}: {_problem(e.errors()[0])}") from e
+        raise BadRequestError(f"filter {key} {op}: {problem_text(e.errors()[0])}") from e
 
 
-def _problem(err: Any) -> str:
+def problem_text(err: Any) -> str:
+    """The message of one pydantic error, without pydantic's ``Value error,`` prefix."""
     return str(err["msg"]).removeprefix("Value error, ")
-
-
-def _one_line(error: ValidationError, unknown_hint: str = "") -> str:
-    """A pydantic error as one line: ``field: problem; field: problem``."""
-    seen: dict[str, str] = {}
-    for err in error.errors():
-        field = str(err["loc"][0]) if err["loc"] else "filters"
-        if err["type"] == "extra_forbidden":
-            seen.setdefault(field, f"unknown filter field {field!r}{unknown_hint}")
-        else:
-            seen.setdefault(field, f"{field}: {_problem(err)}")
-    return "; ".join(seen.values())
-
-
-def from_metadata_filters(filters: Any) -> FilterExpr:
-    """Translate LlamaIndex ``MetadataFilters`` (nested too) into a :class:`FilterExpr`."""
-    from llama_index.core.vector_stores.types import (
-        FilterCondition,
-        FilterOperator,
-        MetadataFilter,
-        MetadataFilters,
-    )
-
-    ops: dict[Any, Op] = {
-        FilterOperator.EQ: "eq",
-        FilterOperator.NE: "ne",
-        FilterOperator.GT: "gt",
-        FilterOperator.GTE: "gte",
-        FilterOperator.LT: "lt",
-        FilterOperator.LTE: "lte",
-        FilterOperator.IN: "in",
-        FilterOperator.NIN: "nin",
-        FilterOperator.ANY: "in",
-        FilterOperator.CONTAINS: "eq",
-    }
-
-    def convert(node: Any) -> Condition | FilterExpr:
-        if isinstance(node, MetadataFilters):
-            cond = node.condition or FilterCondition.AND
-            parts = [convert(f) for f in node.filters]
-            if cond == FilterCondition.NOT:
-                return FilterExpr(mode="and", parts=parts, negate=True)
-            return FilterExpr(mode="or" if cond == FilterCondition.OR else "and", parts=parts)
-        if not isinstance(node, MetadataFilter):
-            raise BadRequestError(f"unsupported filter object: {type(node).__name__}")
-        if node.operator == FilterOperator.ALL:
-            values = node.value if isinstance(node.value, list) else [node.value]
-            if not values:
-                raise BadRequestError(f"filter {node.key} all: {EMPTY_LIST}")
-            return FilterExpr(parts=[normalise_condition(node.key, "eq", v) for v in values])
-        if node.operator not in ops:
-            raise BadRequestError(
-                f"filter operator {node.operator.value!r} on {node.key!r} is not supported; use "
-                "==, !=, >, >=, <, <=, in, nin, any, all or contains"
-            )
-        return normalise_condition(node.key, ops[node.operator], node.value)
-
-    result = convert(filters)
-    return result if isinstance(result, FilterExpr) else FilterExpr(parts=[result])
 
 
 def combine(*exprs: FilterExpr | None) -> FilterExpr:
@@ -273,25 +211,3 @@ def combine(*exprs: FilterExpr | None) -> FilterExpr:
     if len(parts) == 1 and isinstance(parts[0], FilterExpr):
         return parts[0]
     return FilterExpr(parts=parts)
-
-
-def coerce_filters(filters: Any) -> FilterExpr | None:
-    """Accept SearchFilters, a dict of its fields, LlamaIndex MetadataFilters or a FilterExpr."""
-    if filters is None:
-        return None
-    if isinstance(filters, FilterExpr):
-        return filters
-    if isinstance(filters, SearchFilters):
-        return from_search_filters(filters)
-    if isinstance(filters, dict):
-        try:
-            return from_search_filters(SearchFilters.model_validate(filters))
-        except ValidationError as e:
-            fields = ", ".join(SearchFilters.model_fields)
-            raise BadRequestError(f"invalid filters: {_one_line(e, f'; use {fields}')}") from e
-    if type(filters).__name__ == "MetadataFilters":
-        return from_metadata_filters(filters)
-    raise BadRequestError(
-        f"filters must be SearchFilters, a dict of its fields or MetadataFilters, "
-        f"not {type(filters).__name__}"
-    )

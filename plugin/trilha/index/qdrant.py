@@ -12,26 +12,21 @@ import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 
 from trilha.errors import BackendUnavailableError, ConfigurationError
-from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
 from trilha.index.filters import FilterExpr
+from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, FilterCompiler, point_id
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
 
 
 class _Models:
-    """qdrant-client's models under the names :func:`compile_filter` expects."""
+    """qdrant-client's models under the names :class:`FilterCompiler` expects."""
 
     Filter = models.Filter
     FieldCondition = models.FieldCondition
     MatchValue = models.MatchValue
     MatchAny = models.MatchAny
     Range = models.Range
-
-
-def to_qdrant(expr: FilterExpr) -> models.Filter | None:
-    """Compile a :class:`FilterExpr` into a qdrant-client ``Filter`` (None when empty)."""
-    return None if expr.is_empty() else compile_filter(expr, _Models)
 
 
 class QdrantIndex:
@@ -41,6 +36,7 @@ class QdrantIndex:
         self._client = client
         self.collection = collection
         self.dimension = dimension
+        self._filters = FilterCompiler(_Models)
         self._ensure_collection()
 
     @classmethod
@@ -177,7 +173,7 @@ class QdrantIndex:
             self.collection,
             query=vector.tolist(),
             limit=k,
-            query_filter=to_qdrant(expr) if expr is not None else None,
+            query_filter=None if expr is None or expr.is_empty() else self._filters.compile(expr),
             with_payload=["unit_id"],
             with_vectors=False,
         )

@@ -16,8 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.errors import BackendUnavailableError, ConfigurationError, MissingDependencyError
-from trilha.index.dense import INTEGER_FIELDS, KEYWORD_FIELDS, compile_filter, point_id
 from trilha.index.filters import FilterExpr
+from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, FilterCompiler, point_id
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def _edge() -> Any:
 
 
 class _Models:
-    """qdrant-edge's classes under the names :func:`compile_filter` expects."""
+    """qdrant-edge's classes under the names :class:`FilterCompiler` expects."""
 
     def __init__(self, qe: Any) -> None:
         self.Filter = qe.Filter
@@ -48,7 +48,7 @@ class QdrantEdgeIndex:
     def __init__(self, shard: Any, qe: Any, dimension: int) -> None:
         self._shard = shard
         self._qe = qe
-        self._models = _Models(qe)
+        self._filters = FilterCompiler(_Models(qe))
         self.dimension = dimension
         self._lock = threading.Lock()
 
@@ -163,7 +163,7 @@ class QdrantEdgeIndex:
         if k <= 0:
             return []
         qe = self._qe
-        flt = None if expr is None or expr.is_empty() else compile_filter(expr, self._models)
+        flt = None if expr is None or expr.is_empty() else self._filters.compile(expr)
         request = qe.SearchRequest(
             query=qe.Query.Nearest(vector.tolist()), limit=k, filter=flt, with_payload=["unit_id"]
         )

@@ -135,30 +135,11 @@ class IngestPipeline:
             return None
         doc = item
         report.docs_seen += 1
-        first = seen.get(doc.doc_id)
-        if first is not None:
-            self._refuse(
-                report,
-                Refusal(
-                    doc.where,
-                    f"doc_id {doc.doc_id!r} is already used by {first} in this ingest; "
-                    "give one of them another doc_id",
-                ),
-            )
+        conflict = self._conflict(doc, seen)
+        if conflict is not None:
+            self._refuse(report, Refusal(doc.where, conflict))
             return None
         seen[doc.doc_id] = doc.where
-        owner = self.store.doc_origin(doc.doc_id)
-        owner_file = _file_of(owner)
-        if doc.origin and owner and owner != doc.origin and owner_file and owner_file.exists():
-            self._refuse(
-                report,
-                Refusal(
-                    doc.where,
-                    f"doc_id {doc.doc_id!r} already belongs to {owner}; give this document "
-                    f"another doc_id, or delete the other first (trilha ingest --delete ID)",
-                ),
-            )
-            return None
         try:
             units = chunk_document(doc, self.max_words, self.defaults)
         except BadRequestError as e:
@@ -171,6 +152,24 @@ class IngestPipeline:
             return None
         old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
         return _Pending(doc, units, digest, old_ids, old is not None)
+
+    def _conflict(self, doc: SourceDocument, seen: Mapping[str, str]) -> str | None:
+        """Why ``doc`` may not take its ``doc_id`` (another document of this ingest has it, or
+        another file that still exists owns it), or None when it may."""
+        first = seen.get(doc.doc_id)
+        if first is not None:
+            return (
+                f"doc_id {doc.doc_id!r} is already used by {first} in this ingest; "
+                "give one of them another doc_id"
+            )
+        owner = self.store.doc_origin(doc.doc_id)
+        owner_file = _file_of(owner)
+        if doc.origin and owner and owner != doc.origin and owner_file and owner_file.exists():
+            return (
+                f"doc_id {doc.doc_id!r} already belongs to {owner}; give this document "
+                f"another doc_id, or delete the other first (trilha ingest --delete ID)"
+            )
+        return None
 
     @staticmethod
     def _refuse(report: IngestReport, refusal: Refusal) -> None:

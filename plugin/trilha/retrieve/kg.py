@@ -41,11 +41,15 @@ test; the rule is left as pre-registered, not tuned on test.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from trilha.fusion import minmax
 from trilha.graph.build.extract import entities_in_query
+from trilha.retrieve.merge import KgStage
+from trilha.retrieve.sides import SideResult, elapsed_ms
+from trilha.types import StageTrace
 
 if TYPE_CHECKING:
     from trilha.graph.service import GraphService
@@ -54,11 +58,39 @@ if TYPE_CHECKING:
 RELEVANCE_FLOOR = 0.8
 
 
+class KgBooster(Protocol):
+    """Scores candidates from the knowledge graph (seed 001, stage 7)."""
+
+    def boost(
+        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+    ) -> tuple[dict[str, float], str | None]:
+        """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
+        graph is down or slow. Must never raise for backend trouble. Only ``relevant`` units
+        may get a boost (None: every unit)."""
+        ...
+
+
 def well_ranked(
     side_scores: Iterable[Mapping[str, float]], floor: float = RELEVANCE_FLOOR
 ) -> set[str]:
     """Units whose min-max scaled score reaches ``floor`` on at least one side."""
     return {u for scores in side_scores for u, v in minmax(scores).items() if v >= floor}
+
+
+def kg_stage(booster: KgBooster | None, query: str, sides: Iterable[SideResult]) -> KgStage:
+    """The graph boost of the union of the sides' candidates, or None (with the reason as the
+    stage's note) when the workspace has no graph or the graph failed; only the candidates a
+    side ranks well (:func:`well_ranked`) may be boosted."""
+    ranked = [side.scores for side in sides]
+    union = list(dict.fromkeys(uid for scores in ranked for uid in scores))
+    if booster is None:
+        note = "kg boost requested but the workspace has no graph"
+        return None, StageTrace(name="kg", latency_ms=0.0, count=0, note=note)
+    start = time.perf_counter()
+    scores, warning = booster.boost(query, union, well_ranked(ranked))
+    boosted = sum(v > 0 for v in scores.values())
+    stage = StageTrace(name="kg", latency_ms=elapsed_ms(start), count=boosted, note=warning)
+    return (None if warning else scores), stage
 
 
 class GraphBooster:
