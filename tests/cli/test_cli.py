@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from trilha.cli.main import DEMO_QUESTIONS, build_parser, main
+from trilha.cli.demo import DEMO_QUESTIONS
+from trilha.cli.main import build_parser, main
 
 
 @pytest.mark.parametrize("command", ["ingest", "query", "demo", "eval", "bench", "graph"])

@@ -9,20 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from trilha.eval.agreement import agreement, kendall, spearman, top_overlap
 from trilha.eval.beir import load_beir
-from trilha.eval.bench import (
+from trilha.eval.scale import (
     SCALE_TAGS,
     RandomEmbedder,
-    agreement,
     bench_scale,
-    kendall,
-    latency_summary,
     scale_filters,
-    spearman,
-    stage_p50,
     synthetic_documents,
-    top_overlap,
 )
+from trilha.eval.timing import latency_summary, stage_p50
 from trilha.settings import TrilhaSettings
 from trilha.types import StageTrace, Trace
 from trilha.workspace import Workspace

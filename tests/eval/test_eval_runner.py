@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trilha.eval.runner import rank_scores, run_eval
+from trilha.eval.runner import RerankOptions, rank_scores, rerank_options, run_eval
 from trilha.eval.systems import by_document
 from trilha.settings import TrilhaSettings
 
@@ -185,3 +185,9 @@ def test_units_aggregate_to_documents_by_their_best_unit(
 
 def test_rank_scores_keep_the_systems_order_even_on_ties() -> None:
     assert rank_scores([("z", 0.5), ("a", 0.5), ("m", 0.1)]) == {"z": 3.0, "a": 2.0, "m": 1.0}
+
+
+def test_rerank_options_need_a_model_and_make_auto_precision_concrete() -> None:
+    assert rerank_options(None, "torch", "auto", 256, 0.0) is None
+    options = rerank_options(Path("m"), "onnx", "auto", 128, 0.5)
+    assert options == RerankOptions("m", "onnx", "fp32", 128, 0.5)

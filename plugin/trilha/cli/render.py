@@ -1,8 +1,11 @@
-"""Human-readable rendering of search results for the terminal."""
+"""Human-readable rendering for the terminal: search results, graph reads, metric tables."""
 
 from __future__ import annotations
 
+import json
 import textwrap
+from collections.abc import Sequence
+from typing import Any
 
 from trilha.types import Hit, SearchResult
 
@@ -57,4 +60,32 @@ def render_result(result: SearchResult, snippet: int = 220) -> str:
     )
     for w in t.warnings:
         lines.append(f"  warning: {w}")
+    return "\n".join(lines)
+
+
+def graph_text(result: Any) -> str:
+    """A graph read (top-N documents with reasons, or nodes and edges with their limits)."""
+    data = result.model_dump()
+    if "items" in data:
+        return (
+            "\n".join(
+                f"{i}. [{it['score']:.3f}] {it['doc_id']} — {it['title'] or '(untitled)'}\n   "
+                + "; ".join(it["reasons"])
+                for i, it in enumerate(data["items"], 1)
+            )
+            or "(no documents)"
+        )
+    nodes = data.get("nodes", data.get("path", []))
+    lines = [f"{len(nodes)} nodes, {len(data['edges'])} edges"]
+    lines += [f"  {e['source']} -[{e['type']}]-> {e['target']}" for e in data["edges"]]
+    meta = data.get("constraints") or data.get("meta") or {}
+    lines.append(f"  limits: {json.dumps(meta, ensure_ascii=False)}")
+    return "\n".join(lines)
+
+
+def table_text(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> str:
+    """One row per system, one column per metric (nan where a system lacks it)."""
+    lines = [f"{'system':<28}" + "".join(f"{c:>12}" for c in cols)]
+    for name, values in rows.items():
+        lines.append(f"{name:<28}" + "".join(f"{values.get(c, float('nan')):>12.4f}" for c in cols))
     return "\n".join(lines)

@@ -56,7 +56,14 @@ def run_system(
 
 @dataclass(frozen=True)
 class RerankOptions:
-    """The cross-encoder of ``hybrid_weighted_rerank`` and how it runs."""
+    """The cross-encoder of ``hybrid_weighted_rerank`` and how it runs.
+
+    The system reorders the weighted hybrid top-100 by the cross-encoder score (``blend`` > 0
+    mixes in the fused score, see :func:`trilha.rerank.base.apply_scores`; 0 is untuned).
+    torch bf16 is the default: measured by ``run_bench`` on SciFact (2 cores), 453 ms against
+    1158 ms (fp32) for 40 pairs, top-10 overlap with fp32 0.98, Spearman 0.97; ONNX was slower
+    here.
+    """
 
     model: str
     backend: Backend = "torch"
@@ -126,48 +133,55 @@ def run_eval(
 ) -> dict[str, Any]:
     """Evaluate every system on a BEIR split; writes ``out_path`` (JSON) and its ``.png``.
 
-    ``hybrid_weighted_rerank`` runs only with a ``reranker`` (model id or local folder); it
-    reorders the weighted hybrid top-100 by the cross-encoder score (``rerank_blend`` > 0 mixes
-    in the fused score, see :func:`trilha.rerank.base.apply_scores`; 0 is untuned). torch bf16
-    is the default: measured by ``run_bench`` on SciFact (2 cores), 453 ms against 1158 ms
-    (fp32) for 40 pairs, top-10 overlap with fp32 0.98, Spearman 0.97; ONNX was slower here.
+    ``hybrid_weighted_rerank`` runs only with a ``reranker`` (model id or local folder); its
+    ``rerank_*`` options are those of :class:`RerankOptions`.
     """
     start = time.perf_counter()
-    out = Path(out_path)
     ds = load_beir(Path(data_dir), split)
     queries = ds.queries[:max_queries] if max_queries else ds.queries
-    folder = Path(workspace_dir) if workspace_dir else default_workspace(out, ds.name)
-    options = (
-        None
-        if reranker is None
-        else RerankOptions(
-            str(reranker),
-            rerank_backend,
-            resolve_precision(rerank_backend, rerank_precision),
-            rerank_max_length,
-            rerank_blend,
-        )
+    folder = Path(workspace_dir) if workspace_dir else default_workspace(Path(out_path), ds.name)
+    options = rerank_options(
+        reranker, rerank_backend, rerank_precision, rerank_max_length, rerank_blend
     )
     with Workspace.open(folder, settings) as ws:
         ingest = _ingest(ws, ds, progress)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, progress)
-    config = {
+    result: dict[str, Any] = {
+        "dataset": ds.name,
+        "n_queries": len(queries),
+        "systems": metrics,
+        "config": _config(split, folder, rerank),
+        "ingest": ingest,
+        "seconds": {"systems": seconds, "total": round(time.perf_counter() - start, 2)},
+    }
+    write_outputs(result, Path(out_path))
+    return result
+
+
+def rerank_options(
+    model: str | Path | None,
+    backend: Backend,
+    precision: Precision,
+    max_length: int,
+    blend: float,
+) -> RerankOptions | None:
+    """The options of ``hybrid_weighted_rerank`` (precision 'auto' made concrete); None
+    without a model."""
+    if model is None:
+        return None
+    return RerankOptions(
+        str(model), backend, resolve_precision(backend, precision), max_length, blend
+    )
+
+
+def _config(split: str, folder: Path, rerank: dict[str, Any] | None) -> dict[str, Any]:
+    return {
         "split": split,
         "top_k": 100,
         "workspace": str(folder),
         "run_scores": "n - rank (each system's own order)",
         "reranker": rerank,
     }
-    result: dict[str, Any] = {
-        "dataset": ds.name,
-        "n_queries": len(queries),
-        "systems": metrics,
-        "config": config,
-        "ingest": ingest,
-    }
-    result["seconds"] = {"systems": seconds, "total": round(time.perf_counter() - start, 2)}
-    write_outputs(result, out)
-    return result
 
 
 def _score_systems(
@@ -196,10 +210,15 @@ def _score_systems(
     return metrics, seconds, {**asdict(options), **counts}
 
 
-def write_outputs(result: dict[str, Any], out: Path) -> None:
-    """The JSON at ``out`` and the bar chart beside it (same stem, ``.png``)."""
+def write_json(result: dict[str, Any], out: Path) -> None:
+    """``result`` as indented JSON at ``out`` (its folder made when missing)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def write_outputs(result: dict[str, Any], out: Path) -> None:
+    """The JSON at ``out`` and the bar chart beside it (same stem, ``.png``)."""
+    write_json(result, out)
     plot_metrics(result["systems"], out.with_suffix(".png"), title=result["dataset"])
 
 

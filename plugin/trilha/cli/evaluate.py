@@ -1,0 +1,150 @@
+"""``trilha eval`` and ``trilha bench``: quality and latency of every system on a BEIR folder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from trilha.cli.render import table_text
+from trilha.errors import BadRequestError
+
+
+def add_eval_parser(sub: Any) -> None:
+    """The ``eval`` command and its options."""
+    sp = sub.add_parser(
+        "eval", help="compare bm25, dense, hybrids, rerank and LlamaIndex fusion on a BEIR folder"
+    )
+    _add_run_options(sp, data_required=True)
+    sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
+    sp.add_argument(
+        "--rerank-backend",
+        choices=("torch", "onnx"),
+        default="torch",
+        help="reranker backend (default torch)",
+    )
+    sp.add_argument(
+        "--rerank-precision",
+        choices=("auto", "fp32", "bf16", "int8"),
+        default="auto",
+        help="reranker precision (default auto)",
+    )
+    sp.set_defaults(func=cmd_eval)
+
+
+def add_bench_parser(sub: Any) -> None:
+    """The ``bench`` command and its options."""
+    sp = sub.add_parser("bench", help="warm latency per system and stage, ingest time, scale")
+    _add_run_options(sp, data_required=False)
+    sp.add_argument("--queries", type=int, default=100, help="queries timed (def. 100)")
+    sp.add_argument(
+        "--ingest-docs",
+        type=int,
+        metavar="N",
+        help="time the ingest of the first N documents only (default: all)",
+    )
+    sp.add_argument(
+        "--scale",
+        type=int,
+        nargs="?",
+        const=100_000,
+        default=None,
+        help="also build a synthetic index of N units (default 100000)",
+    )
+    _add_graph_bench_options(sp)
+    sp.set_defaults(func=cmd_bench)
+
+
+def _add_run_options(sp: argparse.ArgumentParser, data_required: bool) -> None:
+    """The data, output, reranker and workspace of an eval or bench run."""
+    sp.add_argument(
+        "--data",
+        required=data_required,
+        help="BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)",
+    )
+    sp.add_argument("--out", required=True, help="output JSON file")
+    sp.add_argument("--reranker", help="cross-encoder id or local path")
+    sp.add_argument(
+        "--workspace",
+        "-w",
+        "--workspace-dir",
+        dest="workspace_dir",
+        help="workspace to (re)use for the corpus (default: a folder beside --out)",
+    )
+    sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+
+
+def _add_graph_bench_options(sp: argparse.ArgumentParser) -> None:
+    sp.add_argument(
+        "--graph",
+        action="store_true",
+        help="also time subgraph, path and "
+        "top-N on a synthetic graph, on embedded FalkorDB and ArcadeDB/Bolt",
+    )
+    sp.add_argument(
+        "--graph-entities",
+        type=int,
+        default=100_000,
+        help="entities of the synthetic graph (default 100000)",
+    )
+    sp.add_argument(
+        "--graph-edges",
+        type=int,
+        default=300_000,
+        help="RELATED edges of the synthetic graph (default 300000)",
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Compare retrieval systems on a BEIR folder."""
+    from trilha.eval.runner import run_eval
+
+    report = run_eval(
+        Path(args.data),
+        Path(args.out),
+        workspace_dir=args.workspace_dir,
+        reranker=args.reranker,
+        max_queries=args.max_queries,
+        rerank_backend=args.rerank_backend,
+        rerank_precision=args.rerank_precision,
+        progress=not args.quiet,
+    )
+    print(table_text(report["systems"], ("ndcg@10", "recall@100", "mrr@10")))
+    print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Warm latency of each system, stage timings, ingest and optional scale and graph tests."""
+    if not (args.data or args.graph):
+        raise BadRequestError("bench needs --data DIR, --graph, or both")
+    report = _bench_data(args) if args.data else {}
+    if args.graph:
+        from trilha.graph.bench import bench_backends
+
+        report["graph"] = bench_backends(entities=args.graph_entities, edges=args.graph_edges)
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2))
+    print(json.dumps({k: v for k, v in report.items() if k != "systems"}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _bench_data(args: argparse.Namespace) -> dict[str, Any]:
+    """The BEIR part of the benchmark, its latency table printed."""
+    from trilha.eval.bench import run_bench
+
+    report = run_bench(
+        Path(args.data),
+        Path(args.out),
+        workspace_dir=args.workspace_dir,
+        queries=args.queries,
+        reranker=args.reranker,
+        scale=args.scale,
+        progress=not args.quiet,
+        ingest_docs=args.ingest_docs,
+    )
+    print(table_text(report["systems"], ("p50_ms", "p95_ms", "qps")))
+    return report
