@@ -113,7 +113,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     refused = 0
     with _open(args, create=True) as ws:
         for doc_id in args.delete or []:
-            if ws.store.doc_hash(doc_id) is None:
+            if not ws.has_doc(doc_id):
                 raise BadRequestError(
                     f"no document {doc_id!r} in workspace {ws.path}; nothing deleted"
                 )
@@ -294,7 +294,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from trilha.graph.export import mermaid
 
     with _open(args) as ws:
-        graph = ws._require_graph()
+        graph = ws.require_graph()
         names = getattr(args, "entity", None) or None
         op = args.graph_command
         doc_id = getattr(args, "doc_id", None)
@@ -356,7 +356,7 @@ def _sees_doc(ws: Any, doc_id: str, principal: Any) -> bool:
     """Whether ``principal`` (None: anonymous) may see document ``doc_id`` of the workspace."""
     from trilha.access import ACCESS_KEYS, Access, Principal, visible
 
-    units = ws.store.units_of([doc_id])
+    units = ws.doc_units(doc_id)
     fields = units[0].model_dump(include=set(ACCESS_KEYS)) if units else None
     return fields is not None and visible(Access(**fields), principal or Principal.anonymous())
 
