@@ -232,9 +232,7 @@ class Workspace:
         planned = self.plan(request, **fields)
         _check_vector(vector, self.settings.embedding_dimension, self.embedder.model_id)
         result = self.searcher.search(planned.query, planned.params, vector)
-        if not planned.rerank:
-            return result
-        return rerank_result(self.reranker, planned.query, result, planned.keep)
+        return self._rerank(planned, result) if planned.rerank else result
 
     async def asearch(
         self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
@@ -245,9 +243,10 @@ class Workspace:
         result = await self.searcher.asearch(planned.query, planned.params, vector)
         if not planned.rerank:
             return result
-        return await asyncio.to_thread(
-            rerank_result, self.reranker, planned.query, result, planned.keep
-        )
+        return await asyncio.to_thread(self._rerank, planned, result)  # loading it, too
+
+    def _rerank(self, planned: SearchPlan, result: SearchResult) -> SearchResult:
+        return rerank_result(self.reranker, planned.query, result, planned.keep)
 
 
 def _check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:
