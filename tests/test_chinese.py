@@ -68,7 +68,7 @@ def test_hybrid_search_ranks_the_chinese_document_first(mixed_ws: Workspace) -> 
 
 
 def test_the_graph_of_a_chinese_document_has_its_terms(mixed_ws: Workspace) -> None:
-    graph = mixed_ws._require_graph()
+    graph = mixed_ws.require_graph()
     top = graph.topn(["图数据库"], limit=3)
     assert [i.doc_id for i in top.items] == ["zh/guide/graph-db"]
     sub = graph.subgraph("zh/guide/graph-db")

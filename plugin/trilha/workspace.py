@@ -8,79 +8,72 @@ everything without re-encoding. Most users only touch this class:
 >>> with Workspace.open("my-ws") as ws:          # doctest: +SKIP
 ...     ws.ingest_path(Path("docs/"))
 ...     result = ws.search("prazo de recurso", top_k=5, filters={"lang": "pt"})
+
+The parts are built by :func:`trilha.compose.compose`; the workspace holds the lock, owns the
+parts, closes them, and delegates to them.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
-import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from trilha.access.legacy import ACCESS_VERSION, fail_closed
-from trilha.consistency import Consistency, IndexDiff
+from trilha import repair as maintenance
+from trilha import writes
+from trilha.compose import compose, load_lexical
+from trilha.consistency import Consistency
 from trilha.encode.base import Embedder
-from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import BadRequestError, ConfigurationError, WorkspaceError
+from trilha.errors import BadRequestError, WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
-from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
-from trilha.index.dense import DenseIndex, open_dense_index
-from trilha.index.docstore import DocStore
-from trilha.index.lexical import LexicalIndex
-from trilha.index.tokenize import TOKENIZER_VERSION, tokenize
-from trilha.ingest.chunking import index_text
+from trilha.index.filters import FilterExpr
 from trilha.ingest.loaders import Loaded, load_path
-from trilha.ingest.pipeline import IngestPipeline, IngestReport
+from trilha.ingest.pipeline import IngestReport
 from trilha.lock import WorkspaceLock
+from trilha.parts import Parts
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
-from trilha.retrieve.hybrid import HybridSearcher, KgBooster
-from trilha.retrieve.kg import GraphBooster, UnavailableBooster
+from trilha.rerank.stage import rerank_result
 from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
-from trilha.types import SearchResult, StageTrace, TextUnit
+from trilha.types import SearchResult, TextUnit
 
 log = logging.getLogger(__name__)
 
+Vector = npt.NDArray[np.float32]
+
 
 class Workspace:
-    """A corpus on disk with its lexical, dense (and later graph) indices."""
+    """A corpus on disk with its lexical, dense and graph indices.
+
+    Its parts, built by :func:`trilha.compose.compose` and closed by :meth:`close`, are
+    read-only attributes: ``store`` (the unit store, the source of truth), ``dense`` (the
+    dense index), ``embedder`` (the encoder of documents and queries), ``graph`` (None when
+    it is off or unavailable; ``graph_warning`` says why), ``searcher`` (the hybrid searcher)
+    and ``booster`` (the KG booster, None when the workspace has no graph backend)."""
 
     def __init__(
-        self,
-        path: Path,
-        settings: TrilhaSettings,
-        store: DocStore,
-        dense: DenseIndex,
-        embedder: Embedder,
-        reranker: Reranker | None = None,
-        graph: GraphService | None = None,
-        graph_warning: str | None = None,
-        lock: WorkspaceLock | None = None,
+        self, path: Path, settings: TrilhaSettings, parts: Parts, lock: WorkspaceLock | None
     ) -> None:
-        """Use :meth:`open`; this only wires already-open parts together."""
-        self.path = path
+        """Use :meth:`open`; this only takes ownership of already-open parts."""
+        self.path: Final = path
+        self.settings: Final = settings
+        self.store: Final = parts.store
+        self.dense: Final = parts.dense
+        self.embedder: Final = parts.embedder
+        self.graph: Final = parts.graph
+        self.graph_warning: Final = parts.graph_warning
+        self.searcher: Final = parts.searcher
+        self.booster: Final = parts.booster
+        self._parts = parts
         self._lock = lock
-        self.settings = settings
-        self.store = store
-        self.dense = dense
-        self.embedder = embedder
-        self.graph = graph
-        self.graph_warning = graph_warning
-        self._reranker = reranker
-        booster: KgBooster | None = None
-        if graph is not None:
-            booster = GraphBooster(graph)
-        elif graph_warning is not None:
-            booster = UnavailableBooster(graph_warning)
-        self._searcher = HybridSearcher(self._load_lexical(), dense, embedder, booster)
 
     @classmethod
     def open(
@@ -94,208 +87,38 @@ class Workspace:
         create: bool = True,
         repair: bool = True,
     ) -> Workspace:
-        """Open (or, with ``create``, create) the workspace at ``path`` (default:
-        ``settings.workspace``).
+        """Open (with ``create``, create) the workspace at ``path`` (``settings.workspace``).
 
-        One process at a time holds a workspace: a second one gets a :class:`WorkspaceError`.
-        With ``create=False`` a folder that holds no workspace is an error, not a new workspace.
-        ``repair`` (default on) finishes interrupted writes and makes the dense index and the
-        graph hold exactly the unit store's ids (:meth:`repair`).
-        ``extractor`` finds entities for the graph at ingest: the offline rule extractor by
-        default, or e.g. ``trilha.graph.LLMEntityExtractor(llm)`` (LlamaIndex's
-        ``SchemaLLMPathExtractor``) when an LLM is configured."""
+        One process at a time holds a workspace (a second one gets a :class:`WorkspaceError`).
+        ``repair`` finishes interrupted writes first (:meth:`repair`). ``extractor`` finds the
+        graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``)."""
         settings = settings or TrilhaSettings()
-        root = Path(path if path is not None else settings.workspace).expanduser()
-        if not (root / "units.sqlite").exists():
-            if not create:
-                raise WorkspaceError(
-                    f"no trilha workspace at {root}; check the path, or create one with "
-                    f"`trilha ingest PATH -w {root}`"
-                )
-            if root.exists() and not root.is_dir():
-                raise WorkspaceError(f"{root} is a file, not a workspace folder")
-        root.mkdir(parents=True, exist_ok=True)
+        root = _workspace_folder(path if path is not None else settings.workspace, create)
         lock = WorkspaceLock.acquire(root)
         try:
-            return cls._open_locked(root, settings, embedder, reranker, extractor, lock, repair)
+            parts = compose(root, settings, embedder, reranker, extractor, repair=repair)
         except BaseException:
             lock.release()
             raise
+        return cls(root, settings, parts, lock)
 
-    @classmethod
-    def _open_locked(
-        cls,
-        root: Path,
-        settings: TrilhaSettings,
-        embedder: Embedder | None,
-        reranker: Reranker | None,
-        extractor: EntityExtractor | None,
-        lock: WorkspaceLock,
-        repair: bool,
-    ) -> Workspace:
-        embedder = embedder or SentenceTransformerEmbedder(
-            settings.embedding_model,
-            batch_size=settings.embedding_batch_size,
-            device=settings.embedding_device,
-            dimension=settings.embedding_dimension,
-            backend=settings.embedding_backend,
-            cache_dir=root / "models",
-        )
-        cls._check_encoder(root, embedder, settings)
-        store = DocStore(root / "units.sqlite")
-        try:
-            migrated = store.migrate("access", ACCESS_VERSION, fail_closed)
-            redone = store.retokenize(lambda u: tokenize(index_text(u), u.lang), TOKENIZER_VERSION)
-        except BaseException:
-            store.close()
-            raise
-        if redone:
-            log.warning("re-tokenised %d units for tokenizer version %s", redone, TOKENIZER_VERSION)
-        try:
-            dense = open_dense_index(
-                mode=settings.qdrant_mode,
-                path=root,
-                url=settings.qdrant_url,
-                api_key=settings.qdrant_api_key,
-                collection=settings.qdrant_collection,
-                dimension=settings.embedding_dimension,
-            )
-        except BaseException:
-            store.close()
-            raise
-        graph, graph_warning = _open_graph(settings, root, extractor)
-        ws = cls(root, settings, store, dense, embedder, reranker, graph, graph_warning, lock)
-        try:
-            if migrated is not None:
-                ws._rewrite_payloads(migrated)
-            if repair:
-                ws.repair()
-                ws._upgrade_graph_access()
-        except BaseException:
-            ws.close()
-            raise
-        return ws
+    def require_graph(self) -> GraphService:
+        """The graph; a :class:`ConfigurationError` saying why when there is none."""
+        return self._parts.require_graph()
 
+    # -- lifecycle ------------------------------------------------------------------------------
     def check(self) -> Consistency:
         """Compare the unit ids of the unit store, the dense index and the graph."""
-        truth = self.store.unit_ids()
-        graph, graph_error = None, self.graph_warning
-        if self.graph is not None:
-            try:
-                graph = IndexDiff.of(truth, self.graph.chunk_ids())
-            except Exception as e:  # a graph that is down is reported, never fatal
-                graph_error = f"graph not checked ({type(e).__name__}: {e})"
-                log.warning(graph_error)
-        return Consistency(
-            units=len(truth),
-            dense=IndexDiff.of(truth, self.dense.unit_ids()),
-            graph=graph,
-            graph_error=graph_error,
-            pending=self.store.pending_docs(),
-        )
+        return maintenance.check(self._parts)
 
     def repair(self, progress: bool = False) -> Consistency:
-        """Make the derived indices agree with the unit store (the source of truth).
+        """Make the derived indices agree with the unit store (see :func:`trilha.repair.repair`);
+        returns what was found before repairing."""
+        return maintenance.repair(self._parts, progress)
 
-        Documents whose write was interrupted are re-synced from the store; then the id sets are
-        compared and the dense index and the graph lose their orphans and get their missing units
-        back (re-encoded from the store). Returns what was found before repairing."""
-        found = self.check()
-        if found.consistent:
-            return found
-        if found.pending:
-            log.warning(
-                "re-syncing %d interrupted documents from the unit store", len(found.pending)
-            )
-            self._resync(found.pending, progress)
-            found_now = self.check()
-        else:
-            found_now = found
-        dense = found_now.dense
-        if dense.orphans:
-            log.warning("dense index holds %d units the store lacks; removing", len(dense.orphans))
-            self.dense.delete_units(dense.orphans)
-        if dense.missing:
-            log.warning("dense index lacks %d units; re-encoding them", len(dense.missing))
-            self._encode(list(self.store.get(dense.missing).values()), progress)
-        if found_now.graph is not None and not found_now.graph.equal:
-            self._repair_graph(found_now.graph)
-        return found
-
-    def _rewrite_payloads(self, made_private: list[str], batch: int = 1024) -> None:
-        """Store every unit's current payload beside its vector (after the access rules
-        changed); the vectors are read back, nothing is re-encoded."""
-        if made_private:
-            log.warning(
-                "%d units stored before the visibility rules were made private to their owner; "
-                "re-ingest their documents with org_id/project_id/acl to share them",
-                len(made_private),
-            )
-        ids = sorted(self.store.unit_ids())
-        for start in range(0, len(ids), batch):
-            units = self.store.get(ids[start : start + batch])
-            vectors = self.dense.vectors(list(units))
-            have = [units[u] for u in units if u in vectors]
-            if have:
-                self.dense.upsert(have, np.stack([vectors[u.unit_id] for u in have]))
-
-    def _upgrade_graph_access(self) -> None:
-        """Give the Docs and Chunks of a graph written before the access fields existed those
-        of the unit store (until then the policy hides them: it fails closed). Graph trouble
-        is logged, never fatal."""
-        if self.graph is None:
-            return
-        try:
-            written = self.graph.upgrade_access(lambda: self._searcher.lexical.units)
-        except Exception as e:
-            log.warning("graph access upgrade failed (%s); old nodes stay hidden", e)
-            return
-        if written:
-            log.warning("wrote the access fields of %d units into the graph", written)
-
-    def _encode(self, units: list[TextUnit], progress: bool = False) -> None:
-        if units:
-            vectors = self.embedder.encode_documents([index_text(u) for u in units], progress)
-            self.dense.upsert(units, vectors)
-
-    def _resync(self, doc_ids: list[str], progress: bool) -> None:
-        """Rewrite these documents in the derived indices from the store, then clear their
-        marks (a document the store lacks is removed from them)."""
-        for doc_id in doc_ids:
-            self.dense.delete_doc(doc_id)
-        units = self.store.units_of(doc_ids)
-        self._encode(units, progress)
-        errors: list[str] = []
-        for doc_id in doc_ids:
-            mine = [u for u in units if u.doc_id == doc_id]
-            self._graph_write(errors, doc_id, mine)
-        self.store.clear_pending(doc_ids)
-
-    @staticmethod
-    def _check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
-        info_file = root / "workspace.json"
-        info = {
-            "embedding_model": embedder.model_id,
-            "embedding_dimension": settings.embedding_dimension,
-        }
-        if info_file.exists():
-            old = json.loads(info_file.read_text())
-            if old != info:
-                raise ConfigurationError(
-                    f"workspace {root} was built with {old}, not {info}; open it with the same "
-                    "encoder settings or ingest into a new workspace"
-                )
-        else:
-            info_file.write_text(json.dumps(info, indent=2))
-
-    # -- lifecycle ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the stores (the Qdrant folder lock too; an embedded graph server stops)."""
-        self._searcher.close()
-        if self.graph is not None:
-            self.graph.close()
-        self.dense.close()
-        self.store.close()
+        """Release the parts (the Qdrant folder lock too; an embedded graph server stops)."""
+        self._parts.close()
         if self._lock is not None:
             self._lock.release()
 
@@ -307,134 +130,54 @@ class Workspace:
     ) -> None:
         self.close()
 
-    # -- indices --------------------------------------------------------------------------------
-    def _load_lexical(self) -> LexicalIndex:
-        rows = self.store.iter_rows()
-        units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
-        generation = self.store.generation
-        folder = self.path / "lexical"
-        loaded = LexicalIndex.load(folder, generation, units)
-        if loaded is not None:
-            return loaded
-        index = LexicalIndex.build(
-            units,
-            [tokens.split() for _, _, tokens in rows],
-            k1=self.settings.bm25_k1,
-            b=self.settings.bm25_b,
-        )
-        index.save(folder, generation)
-        return index
-
-    def _refresh(self) -> None:
-        self._searcher.lexical = self._load_lexical()
-
-    @property
-    def searcher(self) -> HybridSearcher:
-        """The hybrid searcher over this workspace's indices."""
-        return self._searcher
-
+    # -- units ----------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._searcher.lexical)
+        return len(self.searcher.lexical)
 
-    def units(self, unit_ids: list[str]) -> dict[str, TextUnit]:
+    def units(self, unit_ids: Sequence[str]) -> dict[str, TextUnit]:
         """Units by id."""
         return self.store.get(unit_ids)
 
-    # -- ingest ---------------------------------------------------------------------------------
+    def all_units(self) -> Sequence[TextUnit]:
+        """Every unit of the current generation, in store order (the searcher's snapshot)."""
+        return self.searcher.lexical.units
+
+    def doc_units(self, doc_id: str) -> list[TextUnit]:
+        """The units of one document, in document order (none when it is not held)."""
+        return self.store.units_of([doc_id])
+
+    def has_doc(self, doc_id: str) -> bool:
+        """Whether the workspace holds document ``doc_id``."""
+        return self.store.doc_hash(doc_id) is not None
+
+    def vectors(self, unit_ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored embeddings of these units (ids without one are left out)."""
+        return self.dense.vectors(list(unit_ids))
+
+    def count_matching(self, filters: FilterExpr | None) -> int:
+        """How many units of the current generation ``filters`` lets through."""
+        mask = None if filters is None else self.searcher.lexical.columns.mask(filters)
+        return len(self) if mask is None else int(np.count_nonzero(mask))
+
+    def _refresh(self) -> None:
+        """Swap in the lexical snapshot of the store's new generation (one assignment: a search
+        keeps the snapshot it started with)."""
+        self.searcher.lexical = load_lexical(self.store, self.path / "lexical", self.settings)
+
+    # -- writing --------------------------------------------------------------------------------
     def ingest(
-        self,
-        documents: Iterable[Loaded],
-        progress: bool = False,
-        max_words: int = 180,
+        self, documents: Iterable[Loaded], progress: bool = False, max_words: int = 180
     ) -> IngestReport:
         """Index documents; unchanged ones are skipped, changed ones replaced, bad ones refused
         (listed in ``report.refused``); graph trouble is listed in ``report.errors``."""
-        errors: list[str] = []
-        pipeline = IngestPipeline(
-            self.store,
-            self.dense,
-            self.embedder,
-            max_words=max_words,
-            on_doc_written=lambda doc_id, units: self._graph_write(errors, doc_id, units),
-            defaults=self.settings.access_defaults(),
-        )
+        defaults = self.settings.access_defaults()
         try:
-            report = pipeline.run(documents, progress=progress)
+            return writes.ingest(self._parts, documents, defaults, progress, max_words)
         finally:
             self._refresh()
-        report.errors.extend(errors)
-        return report
-
-    def _graph_write(self, errors: list[str], doc_id: str, units: list[TextUnit]) -> None:
-        """Write a committed document into the graph, new state before old is removed
-        (curated record edges survive; no units means the document is gone). Graph trouble is
-        recorded, never fatal: the unit store stays the truth and :meth:`repair` re-syncs."""
-        if self.graph is None:
-            return
-        try:
-            self.graph.replace_doc(doc_id, units)
-        except Exception as e:
-            msg = f"graph ingest failed for {doc_id} ({type(e).__name__}: {e}); run trilha doctor"
-            log.warning(msg)
-            errors.append(msg)
-
-    def ingest_records(self, path: str | Path) -> int:
-        """Write explicit graph records (JSON/JSONL nodes and edges); returns how many.
-
-        The whole file is checked first: a malformed record, one naming a document or unit
-        this workspace does not hold, or one with bad access fields (a Task, User... node gets
-        the workspace's access defaults for those it lacks), refuses the file (one error
-        listing the lines) and nothing is written."""
-        from trilha.graph.build.records import load_records
-
-        graph = self._require_graph()
-        records = load_records(Path(path))
-        graph.write_records(
-            records,
-            known_docs=self.store.doc_ids(),
-            known_units=[u.unit_id for u in self.searcher.lexical.units],
-            access_defaults=self.settings.access_defaults(),
-        )
-        return len(records)
-
-    def rebuild_graph(self) -> int:
-        """Write every unit of the unit store into the graph again (idempotent)."""
-        graph = self._require_graph()
-        units = self._searcher.lexical.units
-        for start in range(0, len(units), 2000):
-            graph.ingest(units[start : start + 2000])
-        return len(units)
-
-    def _repair_graph(self, diff: IndexDiff) -> None:
-        """Remove the chunks the unit store lacks and write the units the graph lacks (a
-        workspace made before the graph existed, a lost graph folder, an interrupted write).
-        Graph trouble is logged, never fatal: the graph stays behind and doctor says so."""
-        graph = self.graph
-        if graph is None:
-            return
-        try:
-            if diff.orphans:
-                log.warning("graph holds %d units the store lacks; removing", len(diff.orphans))
-                graph.remove_chunks(diff.orphans, keep_docs=set(self.store.doc_ids()))
-            if diff.missing:
-                log.warning("graph lacks %d units; writing them", len(diff.missing))
-                units = list(self.store.get(diff.missing).values())
-                for start in range(0, len(units), 2000):
-                    graph.ingest(units[start : start + 2000])
-        except Exception as e:
-            log.warning("graph repair failed (%s: %s); the graph stays behind", type(e).__name__, e)
-
-    def _require_graph(self) -> GraphService:
-        if self.graph is None:
-            raise ConfigurationError(
-                self.graph_warning
-                or "this workspace has no graph: set TRILHA_GRAPH_BACKEND to falkordb or bolt"
-            )
-        return self.graph
 
     def load(self, path: str | Path) -> Iterable[Loaded]:
-        """The documents under ``path`` (see :func:`load_path`), never this workspace's own
-        files."""
+        """The documents under ``path`` (see :func:`load_path`), never this workspace's files."""
         return load_path(Path(path), exclude=[self.path])
 
     def ingest_path(
@@ -443,19 +186,24 @@ class Workspace:
         """Index every .md, .txt and .jsonl file under ``path``."""
         return self.ingest(self.load(path), progress=progress, max_words=max_words)
 
+    def ingest_records(self, path: str | Path) -> int:
+        """Write explicit graph records (JSON/JSONL nodes and edges); returns how many. A bad
+        record (malformed, naming a document or unit not held, bad access fields) refuses the
+        whole file, one error listing the lines (:func:`trilha.writes.write_records`)."""
+        graph, units = self.require_graph(), [u.unit_id for u in self.all_units()]
+        docs, defaults = self.store.doc_ids(), self.settings.access_defaults()
+        return writes.write_records(graph, Path(path), docs, units, defaults)
+
+    def rebuild_graph(self) -> int:
+        """Write every unit of the unit store into the graph again (idempotent)."""
+        return writes.write_units(self.require_graph(), self.all_units())
+
     def delete(self, doc_id: str) -> int:
         """Remove a document from every index; returns the number of units removed."""
-        self.store.mark_pending([doc_id])
-        removed = self.store.delete_doc(doc_id)
-        self.dense.delete_doc(doc_id)
-        if self.graph is not None:
-            try:
-                self.graph.delete_doc(doc_id)
-            except Exception as e:
-                log.warning("graph delete of %s failed (%s); run trilha doctor", doc_id, e)
-        self.store.clear_pending([doc_id])
-        self._refresh()
-        return removed
+        try:
+            return writes.delete(self._parts, doc_id)
+        finally:
+            self._refresh()
 
     # -- search ---------------------------------------------------------------------------------
     def plan(self, request: SearchRequest | str, **fields: Any) -> SearchPlan:
@@ -465,34 +213,16 @@ class Workspace:
 
     @property
     def reranker(self) -> Reranker:
-        """The configured cross-encoder (TRILHA_RERANKER_MODEL), loaded on first use."""
-        if self._reranker is None:
-            s = self.settings
-            if not s.reranker_model:
-                raise ConfigurationError(
-                    "no reranker configured: set TRILHA_RERANKER_MODEL to a cross-encoder id or "
-                    "local folder, or pass reranker= to Workspace.open"
-                )
-            from trilha.rerank.cross_encoder import CrossEncoderReranker
+        """The reranker given to :meth:`open` or :meth:`use_reranker`, else the configured
+        cross-encoder (TRILHA_RERANKER_MODEL), loaded on first use."""
+        return self._parts.reranker.get()
 
-            self._reranker = CrossEncoderReranker(
-                s.reranker_model,
-                top_n=s.rerank_top_n,
-                batch_size=s.rerank_batch_size,
-                max_length=s.rerank_max_length,
-                backend=s.rerank_backend,
-                precision=s.rerank_precision,
-                cache_dir=self.path / "models",
-            )
-        return self._reranker
+    def use_reranker(self, reranker: Reranker | None) -> None:
+        """Rerank with ``reranker`` from now on (None: the configured cross-encoder again)."""
+        self._parts.reranker.set(reranker)
 
     def search(
-        self,
-        request: SearchRequest | str,
-        /,
-        *,
-        vector: npt.NDArray[np.float32] | None = None,
-        **fields: Any,
+        self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
     ) -> SearchResult:
         """Hybrid search for a :class:`~trilha.request.SearchRequest`, or for a query with the
         request's fields as keywords (``top_k``, ``filters``, ``merge``, ``weights``, ``kg``,
@@ -500,67 +230,44 @@ class Workspace:
         principal may see (anonymous when none is given). ``vector`` is the query's embedding,
         when the caller has it already."""
         planned = self.plan(request, **fields)
-        self._check_vector(vector)
-        result = self._searcher.search(planned.query, planned.params, vector)
-        return self._rerank(planned.query, result, planned.keep) if planned.rerank else result
+        _check_vector(vector, self.settings.embedding_dimension, self.embedder.model_id)
+        result = self.searcher.search(planned.query, planned.params, vector)
+        return self._rerank(planned, result) if planned.rerank else result
 
     async def asearch(
-        self,
-        request: SearchRequest | str,
-        /,
-        *,
-        vector: npt.NDArray[np.float32] | None = None,
-        **fields: Any,
+        self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
-        import asyncio
-
         planned = self.plan(request, **fields)
-        self._check_vector(vector)
-        result = await self._searcher.asearch(planned.query, planned.params, vector)
+        _check_vector(vector, self.settings.embedding_dimension, self.embedder.model_id)
+        result = await self.searcher.asearch(planned.query, planned.params, vector)
         if not planned.rerank:
             return result
-        return await asyncio.to_thread(self._rerank, planned.query, result, planned.keep)
+        return await asyncio.to_thread(self._rerank, planned, result)  # loading it, too
 
-    def _check_vector(self, vector: npt.NDArray[np.float32] | None) -> None:
-        """A query embedding must be one vector of the workspace's dimension."""
-        if vector is None:
-            return
-        want = self.settings.embedding_dimension
-        shape = tuple(np.shape(vector))
-        if shape != (want,):
-            raise BadRequestError(
-                f"the query embedding has shape {shape}, this workspace's encoder makes ({want},) "
-                f"vectors ({self.embedder.model_id}); embed the query with the same model"
-            )
+    def _rerank(self, planned: SearchPlan, result: SearchResult) -> SearchResult:
+        return rerank_result(self.reranker, planned.query, result, planned.keep)
 
-    def _rerank(self, query: str, result: SearchResult, keep: int) -> SearchResult:
-        start = time.perf_counter()
-        hits = self.reranker.rerank(query, result.hits, top_n=keep)
-        trace = result.trace.model_copy(deep=True)
-        trace.stages.append(
-            StageTrace(
-                name="rerank", count=len(hits), latency_ms=(time.perf_counter() - start) * 1000
-            )
+
+def _check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:
+    """A query embedding must be one vector of the workspace's dimension."""
+    if vector is not None and tuple(np.shape(vector)) != (dimension,):
+        raise BadRequestError(
+            f"the query embedding has shape {tuple(np.shape(vector))}, this workspace's encoder "
+            f"makes ({dimension},) vectors ({model_id}); embed the query with the same model"
         )
-        return SearchResult(hits=hits, trace=trace)
 
 
-def _open_graph(
-    settings: TrilhaSettings, root: Path, extractor: EntityExtractor | None = None
-) -> tuple[GraphService | None, str | None]:
-    """The workspace's graph, or (None, why) when it is off or cannot be reached: a graph that
-    is down degrades retrieval (no KG boost, a warning in every trace), it never fails it."""
-    if settings.graph_backend == "none":
-        return None, None
-    try:
-        service = GraphService.from_settings(
-            settings, data_dir=root / "graph", log_path=settings.graph_log_path
-        )
-        if extractor is not None:
-            service.writer = GraphWriter(service.store, extractor)
-        return service, None
-    except Exception as e:
-        warning = f"graph unavailable ({type(e).__name__}: {e}); searching without KG boost"
-        log.warning(warning)
-        return None, warning
+def _workspace_folder(path: str | Path, create: bool) -> Path:
+    """The workspace folder at ``path``, made when ``create`` allows a new one."""
+    root = Path(path).expanduser()
+    if not (root / "units.sqlite").exists():
+        if not create:
+            raise WorkspaceError(
+                f"no trilha workspace at {root}; check the path, or create one with "
+                f"`trilha ingest PATH -w {root}`"
+            )
+        if root.exists() and not root.is_dir():
+            raise WorkspaceError(f"{root} is a file, not a workspace folder")
+    root.mkdir(parents=True, exist_ok=True)
+    return root

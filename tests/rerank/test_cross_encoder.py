@@ -84,13 +84,13 @@ def test_impossible_backend_precision(backend: str, precision: str) -> None:
 
 
 def test_workspace_rerank_keeps_top_n(tiny_cross_encoder: Path, sample_ws: Workspace) -> None:
-    sample_ws._reranker = CrossEncoderReranker(str(tiny_cross_encoder), top_n=4)
+    sample_ws.use_reranker(CrossEncoderReranker(str(tiny_cross_encoder), top_n=4))
     try:
         result = sample_ws.search(
             "prazo de cobrança", rerank=True, top_k=4, candidates=20, principal=READER
         )
     finally:
-        sample_ws._reranker = None
+        sample_ws.use_reranker(None)
     assert len(result.hits) == 4
     assert [h.scores.rerank_rank for h in result.hits] == [1, 2, 3, 4]
     assert result.trace.stage("rerank") is not None

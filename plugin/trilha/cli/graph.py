@@ -82,7 +82,7 @@ def _add_context_parser(gsub: Any) -> None:
 def cmd_graph(args: argparse.Namespace) -> int:
     """Graph retrieval: subgraph, path, topn, mermaid, context, png, records."""
     with open_workspace(args) as ws:
-        graph = ws._require_graph()
+        graph = ws.require_graph()
         doc_id = getattr(args, "doc_id", None)
         who = principal_of(args, ws.path)
         if doc_id is not None and not _sees_doc(ws, doc_id, who):  # hidden reads as missing
@@ -158,6 +158,6 @@ def _sees_doc(ws: Any, doc_id: str, principal: Any) -> bool:
     """Whether ``principal`` (None: anonymous) may see document ``doc_id`` of the workspace."""
     from trilha.access import ACCESS_KEYS, Access, Principal, visible
 
-    units = ws.store.units_of([doc_id])
+    units = ws.doc_units(doc_id)
     fields = units[0].model_dump(include=set(ACCESS_KEYS)) if units else None
     return fields is not None and visible(Access(**fields), principal or Principal.anonymous())

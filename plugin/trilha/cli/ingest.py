@@ -71,7 +71,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 def _delete(args: argparse.Namespace, ws: Any, doc_id: str) -> None:
     """Remove one document from every index; an unknown id is refused."""
-    if ws.store.doc_hash(doc_id) is None:
+    if not ws.has_doc(doc_id):
         raise BadRequestError(f"no document {doc_id!r} in workspace {ws.path}; nothing deleted")
     n = ws.delete(doc_id)
     say(args, f"deleted {doc_id}: {n} units")

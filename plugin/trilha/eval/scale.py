@@ -155,6 +155,4 @@ def _time_search(
 
 
 def _matching_units(ws: Workspace, filters: dict[str, Any]) -> int:
-    expr = coerce_filters(filters)
-    mask = None if expr is None else ws.searcher.lexical.columns.mask(expr)
-    return len(ws) if mask is None else int(np.count_nonzero(mask))
+    return ws.count_matching(coerce_filters(filters))

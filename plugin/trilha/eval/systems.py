@@ -181,8 +181,8 @@ def fusion_retriever(ws: Workspace, top_k: int = 100) -> QueryFusionRetriever:
 
     from trilha.llamaindex.embedding import TrilhaEmbedding
 
-    units = ws.searcher.lexical.units
-    vectors = ws.dense.vectors([u.unit_id for u in units])
+    units = ws.all_units()
+    vectors = ws.vectors([u.unit_id for u in units])
     nodes: list[BaseNode] = [
         TextNode(id_=u.unit_id, text=index_text(u), embedding=vectors[u.unit_id].tolist())
         for u in units
@@ -203,7 +203,7 @@ def fusion_retriever(ws: Workspace, top_k: int = 100) -> QueryFusionRetriever:
 def llamaindex_fusion(ws: Workspace, top_k: int = 100) -> System:
     """:func:`fusion_retriever` as ``query -> ranked documents``."""
     retriever = fusion_retriever(ws, top_k)
-    doc_of = {u.unit_id: u.doc_id for u in ws.searcher.lexical.units}
+    doc_of = {u.unit_id: u.doc_id for u in ws.all_units()}
 
     def run(query: str) -> Ranking:
         found = retriever.retrieve(query)

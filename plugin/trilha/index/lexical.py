@@ -29,7 +29,7 @@ class LexicalIndex:
     """BM25 over units: :meth:`score_all` scores every row, :meth:`top` selects under a mask."""
 
     def __init__(self, units: Sequence[TextUnit], bm25: bm25s.BM25 | None) -> None:
-        self.units = list(units)
+        self.units = tuple(units)  # a snapshot: never changed, replaced whole
         self.row_of = {u.unit_id: i for i, u in enumerate(self.units)}
         self.columns = MetaColumns([u.payload() for u in self.units])
         self.langs = sorted({base_lang(u.lang) for u in self.units}) or ["en"]

@@ -94,7 +94,7 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         cls, workspace: Workspace, weight: float | None = None
     ) -> KnowledgeGraphBoost:
         """The booster of a workspace's graph (``TRILHA_WEIGHT_KG`` by default)."""
-        booster = workspace.searcher.booster
+        booster = workspace.booster
         if booster is None:
             raise BadRequestError("the workspace has no graph; set TRILHA_GRAPH_BACKEND")
         return cls(booster, weight=workspace.settings.weight_kg if weight is None else weight)

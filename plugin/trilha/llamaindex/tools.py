@@ -31,7 +31,7 @@ def _tool(fn: Callable[..., Any], name: str, description: str) -> FunctionTool:
 def graph_tools(workspace: Workspace, principal: Principal | None = None) -> list[FunctionTool]:
     """subgraph, path, topn, mermaid and context tools over the workspace's graph, showing
     only what ``principal`` (None: anonymous) may see."""
-    graph: GraphService = workspace._require_graph()
+    graph: GraphService = workspace.require_graph()
     return [*_graph_read_tools(graph, principal), *_graph_text_tools(graph, principal)]
 
 

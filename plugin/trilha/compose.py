@@ -1,0 +1,162 @@
+"""The composition root: every part of a workspace, built from settings in one place.
+
+:func:`compose` opens the unit store (and migrates it), the dense index, the encoder, the
+lexical snapshot, the graph (or the warning that stands in for it), the KG booster and the
+hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constructs them;
+:class:`~trilha.workspace.Workspace` owns what it gets and closes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import ExitStack
+from pathlib import Path
+
+from trilha.encode.base import Embedder
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import ConfigurationError
+from trilha.graph.build.extract import EntityExtractor
+from trilha.graph.build.writer import GraphWriter
+from trilha.graph.service import GraphService
+from trilha.index.dense import DenseIndex, open_dense_index
+from trilha.index.docstore import DocStore
+from trilha.index.lexical import LexicalIndex
+from trilha.parts import Parts, RerankerSlot
+from trilha.repair import repair as repair_indices
+from trilha.rerank.base import Reranker
+from trilha.retrieve.hybrid import HybridSearcher, KgBooster
+from trilha.retrieve.kg import GraphBooster, UnavailableBooster
+from trilha.settings import TrilhaSettings
+from trilha.types import TextUnit
+from trilha.upgrade import check_encoder, migrate_store, rewrite_payloads, upgrade_graph_access
+
+log = logging.getLogger(__name__)
+
+
+def compose(
+    root: Path,
+    settings: TrilhaSettings,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+    extractor: EntityExtractor | None = None,
+    *,
+    repair: bool = True,
+) -> Parts:
+    """Open every part of the workspace folder ``root`` (parts passed in are used as they are),
+    migrating the unit store (and rewriting the dense payloads when the access rules changed).
+    With ``repair``, interrupted writes are finished, the derived indices made to hold the
+    store's units (:func:`trilha.repair.repair`) and the graph given the access fields it
+    lacks. On failure, whatever was opened is closed again."""
+    embedder = embedder or make_embedder(settings, root / "models")
+    check_encoder(root, embedder, settings)
+    with ExitStack() as undo:
+        store = DocStore(root / "units.sqlite")
+        undo.callback(store.close)
+        made_private = migrate_store(store)
+        dense = open_dense(settings, root)
+        undo.callback(dense.close)
+        if made_private is not None:
+            rewrite_payloads(store, dense, made_private)
+        graph, graph_warning = open_graph(settings, root, extractor)
+        if graph is not None:
+            undo.callback(graph.close)
+        booster = make_booster(graph, graph_warning)
+        lexical = load_lexical(store, root / "lexical", settings)
+        searcher = HybridSearcher(lexical, dense, embedder, booster)
+        undo.callback(searcher.close)
+        slot = RerankerSlot(lambda: configured_reranker(settings, root / "models"), reranker)
+        parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot)
+        if repair:
+            repair_indices(parts)
+            if graph is not None:
+                upgrade_graph_access(graph, lambda: searcher.lexical.units)
+        undo.pop_all()
+    return parts
+
+
+def make_embedder(settings: TrilhaSettings, models: Path) -> Embedder:
+    """The configured sentence-transformers encoder (model files cached under ``models``)."""
+    return SentenceTransformerEmbedder(
+        settings.embedding_model,
+        batch_size=settings.embedding_batch_size,
+        device=settings.embedding_device,
+        dimension=settings.embedding_dimension,
+        backend=settings.embedding_backend,
+        cache_dir=models,
+    )
+
+
+def open_dense(settings: TrilhaSettings, root: Path) -> DenseIndex:
+    """The configured dense index of the workspace at ``root``."""
+    return open_dense_index(
+        mode=settings.qdrant_mode,
+        path=root,
+        url=settings.qdrant_url,
+        api_key=settings.qdrant_api_key,
+        collection=settings.qdrant_collection,
+        dimension=settings.embedding_dimension,
+    )
+
+
+def open_graph(
+    settings: TrilhaSettings, root: Path, extractor: EntityExtractor | None = None
+) -> tuple[GraphService | None, str | None]:
+    """The workspace's graph, or (None, why) when it is off or cannot be reached: a graph that
+    is down degrades retrieval (no KG boost, a warning in every trace), it never fails it."""
+    if settings.graph_backend == "none":
+        return None, None
+    try:
+        service = GraphService.from_settings(
+            settings, data_dir=root / "graph", log_path=settings.graph_log_path
+        )
+        if extractor is not None:
+            service.writer = GraphWriter(service.store, extractor)
+        return service, None
+    except Exception as e:
+        warning = f"graph unavailable ({type(e).__name__}: {e}); searching without KG boost"
+        log.warning(warning)
+        return None, warning
+
+
+def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBooster | None:
+    """Boost through the graph; with no graph, a stand-in that warns (or None when it is off)."""
+    if graph is not None:
+        return GraphBooster(graph)
+    return None if graph_warning is None else UnavailableBooster(graph_warning)
+
+
+def load_lexical(store: DocStore, folder: Path, settings: TrilhaSettings) -> LexicalIndex:
+    """The lexical snapshot of the store's current generation: loaded from ``folder`` when it
+    reflects that generation, else rebuilt from the stored tokens and saved there."""
+    generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
+    rows = list(store.iter_rows())
+    units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
+    loaded = LexicalIndex.load(folder, generation, units)
+    if loaded is not None:
+        return loaded
+    index = LexicalIndex.build(
+        units, [tokens.split() for _, _, tokens in rows], k1=settings.bm25_k1, b=settings.bm25_b
+    )
+    index.save(folder, generation)
+    return index
+
+
+def configured_reranker(settings: TrilhaSettings, models: Path) -> Reranker:
+    """The cross-encoder named by ``TRILHA_RERANKER_MODEL`` (a :class:`ConfigurationError`
+    when none is)."""
+    if not settings.reranker_model:
+        raise ConfigurationError(
+            "no reranker configured: set TRILHA_RERANKER_MODEL to a cross-encoder id or "
+            "local folder, or pass reranker= to Workspace.open"
+        )
+    from trilha.rerank.cross_encoder import CrossEncoderReranker
+
+    return CrossEncoderReranker(
+        settings.reranker_model,
+        top_n=settings.rerank_top_n,
+        batch_size=settings.rerank_batch_size,
+        max_length=settings.rerank_max_length,
+        backend=settings.rerank_backend,
+        precision=settings.rerank_precision,
+        cache_dir=models,
+    )

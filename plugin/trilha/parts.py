@@ -1,0 +1,72 @@
+"""The open parts of one workspace, as :func:`trilha.compose.compose` hands them over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from trilha.encode.base import Embedder
+from trilha.errors import ConfigurationError
+from trilha.graph.service import GraphService
+from trilha.index.dense import DenseIndex
+from trilha.index.docstore import DocStore
+from trilha.rerank.base import Reranker
+from trilha.retrieve.hybrid import HybridSearcher, KgBooster
+
+
+class RerankerSlot:
+    """The workspace's reranker: the one given, else the one ``load`` makes (the configured
+    cross-encoder), on first use."""
+
+    def __init__(self, load: Callable[[], Reranker], given: Reranker | None = None) -> None:
+        self._load = load
+        self._reranker = given
+
+    def get(self) -> Reranker:
+        """The reranker (loading it raises when none is configured)."""
+        if self._reranker is None:
+            self._reranker = self._load()
+        return self._reranker
+
+    def set(self, reranker: Reranker | None) -> None:
+        """Use ``reranker`` from now on (None: the configured one again)."""
+        self._reranker = reranker
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Everything a workspace reads and writes with; the workspace owns and closes them."""
+
+    store: DocStore
+    """The unit store, the source of truth."""
+    dense: DenseIndex
+    """Vectors of every unit, with their payloads."""
+    embedder: Embedder
+    """The encoder the dense index was built with."""
+    searcher: HybridSearcher
+    """Both sides, their merge and the KG boost, over the current lexical snapshot."""
+    graph: GraphService | None
+    """The knowledge graph; None when it is off or could not be opened."""
+    graph_warning: str | None
+    """Why the graph could not be opened (None when it is open or off)."""
+    booster: KgBooster | None
+    """The KG booster (a stand-in that only warns when the graph is unavailable)."""
+    reranker: RerankerSlot
+    """The reranker, loaded on first use."""
+
+    def require_graph(self) -> GraphService:
+        """The graph; a :class:`ConfigurationError` saying why when there is none."""
+        if self.graph is None:
+            raise ConfigurationError(
+                self.graph_warning
+                or "this workspace has no graph: set TRILHA_GRAPH_BACKEND to falkordb or bolt"
+            )
+        return self.graph
+
+    def close(self) -> None:
+        """Close every part (an embedded graph server stops, the Qdrant folder lock goes)."""
+        self.searcher.close()
+        if self.graph is not None:
+            self.graph.close()
+        self.dense.close()
+        self.store.close()

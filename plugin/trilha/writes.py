@@ -1,0 +1,105 @@
+"""Writing into every index of a workspace: documents, deletions and graph records.
+
+The unit store is written first and stays the truth; the dense index and the graph follow.
+Graph trouble is recorded, never fatal (:mod:`trilha.repair` catches the graph up later).
+Callers swap in the new lexical snapshot afterwards (:meth:`Workspace.ingest` does).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from trilha.graph.service import GraphService
+from trilha.ingest.loaders import Loaded
+from trilha.ingest.pipeline import IngestPipeline, IngestReport
+from trilha.parts import Parts
+from trilha.types import TextUnit
+
+log = logging.getLogger(__name__)
+
+#: Units written into the graph per call when restoring it.
+GRAPH_BATCH = 2000
+
+
+def ingest(
+    parts: Parts,
+    documents: Iterable[Loaded],
+    defaults: Mapping[str, Any],
+    progress: bool = False,
+    max_words: int = 180,
+) -> IngestReport:
+    """Index documents into the store, the dense index and the graph (``defaults``: the access
+    fields of documents that carry none); graph trouble is listed in ``report.errors``."""
+    errors: list[str] = []
+    pipeline = IngestPipeline(
+        parts.store,
+        parts.dense,
+        parts.embedder,
+        max_words=max_words,
+        on_doc_written=lambda doc_id, units: write_doc(parts.graph, doc_id, units, errors),
+        defaults=defaults,
+    )
+    report = pipeline.run(documents, progress=progress)
+    report.errors.extend(errors)
+    return report
+
+
+def delete(parts: Parts, doc_id: str) -> int:
+    """Remove a document from every index; returns the number of units removed."""
+    parts.store.mark_pending([doc_id])
+    removed = parts.store.delete_doc(doc_id)
+    parts.dense.delete_doc(doc_id)
+    if parts.graph is not None:
+        try:
+            parts.graph.delete_doc(doc_id)
+        except Exception as e:
+            log.warning("graph delete of %s failed (%s); run trilha doctor", doc_id, e)
+    parts.store.clear_pending([doc_id])
+    return removed
+
+
+def write_records(
+    graph: GraphService,
+    path: Path,
+    known_docs: Collection[str],
+    known_units: Collection[str],
+    defaults: Mapping[str, Any],
+) -> int:
+    """Write the graph records (JSON/JSONL nodes and edges) of the file at ``path``; returns
+    how many. The whole file is checked first: a malformed record, one naming a document or
+    unit not in ``known_docs`` / ``known_units``, or one with bad access fields (a Task,
+    User... node gets ``defaults`` for those it lacks) refuses the file (one error listing
+    the lines) and nothing is written."""
+    from trilha.graph.build.records import load_records
+
+    records = load_records(path)
+    graph.write_records(
+        records, known_docs=known_docs, known_units=known_units, access_defaults=defaults
+    )
+    return len(records)
+
+
+def write_doc(
+    graph: GraphService | None, doc_id: str, units: list[TextUnit], errors: list[str]
+) -> None:
+    """Write a committed document into the graph, new state before old is removed (curated
+    record edges survive; no units means the document is gone). Graph trouble is appended to
+    ``errors``, never raised: the unit store stays the truth and a repair re-syncs."""
+    if graph is None:
+        return
+    try:
+        graph.replace_doc(doc_id, units)
+    except Exception as e:
+        msg = f"graph ingest failed for {doc_id} ({type(e).__name__}: {e}); run trilha doctor"
+        log.warning(msg)
+        errors.append(msg)
+
+
+def write_units(graph: GraphService, units: Sequence[TextUnit]) -> int:
+    """Write units into the graph in batches (idempotent); returns how many."""
+    for start in range(0, len(units), GRAPH_BATCH):
+        graph.ingest(units[start : start + GRAPH_BATCH])
+    return len(units)
