@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from trilha.compose import compose
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
-from trilha.index.filters import coerce_filters
+from trilha.index.filter_input import coerce_filters
 from trilha.retrieve.kg import UnavailableBooster
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
+from trilha.workspace.compose import compose
 
 NO_GRAPH = TrilhaSettings(graph_backend="none")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trilha.fusion import (
+from trilha.retrieve.fusion import (
     Weights,
     active_weights,
     minmax,

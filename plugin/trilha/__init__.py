@@ -14,8 +14,8 @@ from trilha.errors import (
     TrilhaError,
     WorkspaceError,
 )
-from trilha.fusion import Weights
 from trilha.request import SearchRequest
+from trilha.retrieve.fusion import Weights
 from trilha.settings import TrilhaSettings
 from trilha.types import Citation, Hit, SearchFilters, SearchResult, StageScores, TextUnit, Trace
 from trilha.workspace import Workspace

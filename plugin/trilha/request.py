@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, TrilhaError, one_line
-from trilha.fusion import Weights
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr
+from trilha.retrieve.fusion import Weights
 from trilha.types import Side
 
 

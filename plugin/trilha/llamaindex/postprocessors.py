@@ -11,10 +11,10 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from trilha.errors import BadRequestError
-from trilha.fusion import minmax
 from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
+from trilha.retrieve.fusion import minmax
 from trilha.retrieve.hybrid import KgBooster
 from trilha.types import Hit
 from trilha.workspace import Workspace

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from trilha.fusion import minmax
+from trilha.retrieve.fusion import minmax
 from trilha.types import Hit
 
 

@@ -45,8 +45,8 @@ import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from trilha.fusion import minmax
 from trilha.graph.build.extract import entities_in_query
+from trilha.retrieve.fusion import minmax
 from trilha.retrieve.merge import KgStage
 from trilha.retrieve.sides import SideResult, elapsed_ms
 from trilha.types import StageTrace

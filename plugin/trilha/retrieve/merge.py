@@ -12,14 +12,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from trilha.fusion import (
+from trilha.index.lexical import LexicalIndex
+from trilha.retrieve.fusion import (
     active_weights,
     order,
     penalise_duplicates,
     rrf_merge,
     weighted_merge,
 )
-from trilha.index.lexical import LexicalIndex
 from trilha.retrieve.params import SearchParams
 from trilha.retrieve.sides import SideResult, complete, elapsed_ms
 from trilha.types import Hit, SearchResult, Side, StageScores, StageTrace, Trace

@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from trilha.access.principal import Principal
-from trilha.fusion import Weights
 from trilha.index.filters import FilterExpr
+from trilha.retrieve.fusion import Weights
 from trilha.types import Side
 
 

@@ -11,8 +11,8 @@ from typing import NamedTuple
 from pydantic import ValidationError
 
 from trilha.errors import BadRequestError, one_line
-from trilha.fusion import Weights
 from trilha.request import SearchRequest
+from trilha.retrieve.fusion import Weights
 from trilha.retrieve.hybrid import SearchParams
 from trilha.settings import TrilhaSettings
 

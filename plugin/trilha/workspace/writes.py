@@ -1,7 +1,7 @@
 """Writing into every index of a workspace: documents, deletions and graph records.
 
 The unit store is written first and stays the truth; the dense index and the graph follow.
-Graph trouble is recorded, never fatal (:mod:`trilha.repair` catches the graph up later).
+Graph trouble is recorded, never fatal (:mod:`trilha.workspace.repair` catches the graph up later).
 Callers swap in the new lexical snapshot afterwards (:meth:`Workspace.ingest` does).
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 from trilha.graph.service import GraphService
 from trilha.ingest.loaders import Loaded
 from trilha.ingest.pipeline import IngestPipeline, IngestReport
-from trilha.parts import Parts
 from trilha.types import TextUnit
+from trilha.workspace.parts import Parts
 
 log = logging.getLogger(__name__)
 

@@ -21,14 +21,19 @@ from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
 from trilha.index.lexical import LexicalIndex
-from trilha.parts import Parts, RerankerSlot
-from trilha.repair import repair as repair_indices
 from trilha.rerank.base import Reranker
 from trilha.retrieve.hybrid import HybridSearcher, KgBooster
 from trilha.retrieve.kg import GraphBooster, UnavailableBooster
 from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
-from trilha.upgrade import check_encoder, migrate_store, rewrite_payloads, upgrade_graph_access
+from trilha.workspace.parts import Parts, RerankerSlot
+from trilha.workspace.repair import repair as repair_indices
+from trilha.workspace.upgrade import (
+    check_encoder,
+    migrate_store,
+    rewrite_payloads,
+    upgrade_graph_access,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ def compose(
     """Open every part of the workspace folder ``root`` (parts passed in are used as they are),
     migrating the unit store (and rewriting the dense payloads when the access rules changed).
     With ``repair``, interrupted writes are finished, the derived indices made to hold the
-    store's units (:func:`trilha.repair.repair`) and the graph given the access fields it
+    store's units (:func:`trilha.workspace.repair.repair`) and the graph given the access fields it
     lacks. On failure, whatever was opened is closed again."""
     embedder = embedder or make_embedder(settings, root / "models")
     check_encoder(root, embedder, settings)

@@ -9,8 +9,8 @@ everything without re-encoding. Most users only touch this class:
 ...     ws.ingest_path(Path("docs/"))
 ...     result = ws.search("prazo de recurso", top_k=5, filters={"lang": "pt"})
 
-The parts are built by :func:`trilha.compose.compose`; the workspace holds the lock, owns the
-parts, closes them, and delegates to them.
+The parts are built by :func:`trilha.workspace.compose.compose`; the workspace holds the lock,
+owns the parts, closes them, and delegates to them.
 """
 
 from __future__ import annotations
@@ -25,10 +25,6 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from trilha import repair as maintenance
-from trilha import writes
-from trilha.compose import compose, load_lexical
-from trilha.consistency import Consistency
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError, WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
@@ -36,14 +32,18 @@ from trilha.graph.service import GraphService
 from trilha.index.filters import FilterExpr
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestReport
-from trilha.lock import WorkspaceLock
-from trilha.parts import Parts
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
 from trilha.rerank.stage import rerank_result
 from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult, TextUnit
+from trilha.workspace import repair as maintenance
+from trilha.workspace import writes
+from trilha.workspace.compose import compose, load_lexical
+from trilha.workspace.consistency import Consistency
+from trilha.workspace.lock import WorkspaceLock
+from trilha.workspace.parts import Parts
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ Vector = npt.NDArray[np.float32]
 class Workspace:
     """A corpus on disk with its lexical, dense and graph indices.
 
-    Its parts, built by :func:`trilha.compose.compose` and closed by :meth:`close`, are
+    Its parts, built by :func:`trilha.workspace.compose.compose` and closed by :meth:`close`, are
     read-only attributes: ``store`` (the unit store, the source of truth), ``dense`` (the
     dense index), ``embedder`` (the encoder of documents and queries), ``graph`` (None when
     it is off or unavailable; ``graph_warning`` says why), ``searcher`` (the hybrid searcher)
@@ -112,8 +112,8 @@ class Workspace:
         return maintenance.check(self._parts)
 
     def repair(self, progress: bool = False) -> Consistency:
-        """Make the derived indices agree with the unit store (see :func:`trilha.repair.repair`);
-        returns what was found before repairing."""
+        """Make the derived indices agree with the unit store
+        (:func:`trilha.workspace.repair.repair`); returns what was found before repairing."""
         return maintenance.repair(self._parts, progress)
 
     def close(self) -> None:
@@ -189,7 +189,7 @@ class Workspace:
     def ingest_records(self, path: str | Path) -> int:
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many. A bad
         record (malformed, naming a document or unit not held, bad access fields) refuses the
-        whole file, one error listing the lines (:func:`trilha.writes.write_records`)."""
+        whole file, one error listing the lines (:func:`trilha.workspace.writes.write_records`)."""
         graph, units = self.require_graph(), [u.unit_id for u in self.all_units()]
         docs, defaults = self.store.doc_ids(), self.settings.access_defaults()
         return writes.write_records(graph, Path(path), docs, units, defaults)

@@ -1,4 +1,4 @@
-"""The open parts of one workspace, as :func:`trilha.compose.compose` hands them over."""
+"""The open parts of one workspace, as :func:`trilha.workspace.compose.compose` hands them over."""
 
 from __future__ import annotations
 

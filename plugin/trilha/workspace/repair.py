@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from trilha.consistency import Consistency, IndexDiff
 from trilha.graph.service import GraphService
 from trilha.index.docstore import DocStore
 from trilha.ingest.chunking import index_text
-from trilha.parts import Parts
 from trilha.types import TextUnit
-from trilha.writes import write_doc, write_units
+from trilha.workspace.consistency import Consistency, IndexDiff
+from trilha.workspace.parts import Parts
+from trilha.workspace.writes import write_doc, write_units
 
 log = logging.getLogger(__name__)
 
