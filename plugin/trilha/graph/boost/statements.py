@@ -10,8 +10,9 @@ from trilha.graph.model import check_label
 
 
 def entities_without_chunk_count() -> str:
-    """Ids of entities with no ``chunks`` count yet (written before counts existed; read)."""
-    return "MATCH (e:Entity) WHERE e.chunks IS NULL RETURN e.id AS id"
+    """Ids of entities with no ``chunks`` count or no access summary yet (written before they
+    existed; read)."""
+    return "MATCH (e:Entity) WHERE e.chunks IS NULL OR e.support_n IS NULL RETURN e.id AS id"
 
 
 def chunk_count() -> str:

@@ -20,11 +20,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
-from trilha.graph.build import statements as cypher
-from trilha.graph.boost.score import BoostWeights
-from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
-from trilha.graph.model import EDGE_SPECS
 from trilha.graph.boost.prior import chunks_of_docs, chunks_touched_by, refresh_priors
+from trilha.graph.boost.score import BoostWeights
+from trilha.graph.build import statements as cypher
+from trilha.graph.build.extract import EntityExtractor, ExtractedEntity, RuleEntityExtractor
 from trilha.graph.build.records import EdgeRecord, NodeRecord, check_known, check_records
 from trilha.graph.build.rows import (
     chunk_rows,
@@ -33,8 +32,11 @@ from trilha.graph.build.rows import (
     link_rows,
     pairs_of,
     record_rows,
+    summaries_touched,
 )
+from trilha.graph.model import EDGE_SPECS
 from trilha.graph.stores.base import GraphStore, batched, ensure_indexes, write_rows
+from trilha.graph.support import Pair, refresh_pairs, supported_pairs, upgrade_support
 from trilha.types import TextUnit
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ class GraphWriter:
     ) -> WriteStats:
         """Upsert units with their entities (extracted unless given per ``unit_id``)."""
         self.ensure_schema()
+        ids = [u.unit_id for u in units]
+        before = supported_pairs(self.store, ids)
         docs, chunks = doc_rows(units), chunk_rows(units)
         self._write(cypher.upsert_nodes("Doc"), docs)
         self._write(cypher.upsert_chunks(), chunks)
@@ -123,8 +127,13 @@ class GraphWriter:
             for u in units
         }
         stats = self._write_mentions(per_unit)
+        self._refresh_summaries(before, ids, entities=False)
         self.refresh_priors(per_unit)
         return stats.model_copy(update={"docs": len(docs), "chunks": len(chunks)})
+
+    def upgrade_support(self) -> int:
+        """Give the RELATED edges written before access summaries existed theirs; how many."""
+        return upgrade_support(self.store, self.batch_size)
 
     def lacks_access(self) -> bool:
         """True when some Doc or Chunk was stored without its access fields (an old graph)."""
@@ -132,9 +141,25 @@ class GraphWriter:
 
     def write_access(self, units: Sequence[TextUnit]) -> int:
         """Set the Doc and Chunk properties (access fields included) of ``units`` again,
-        leaving their entities and links alone; returns the units written."""
+        leaving their entities and links alone, and the access summaries those chunks are in;
+        returns the units written."""
         self._write(cypher.upsert_nodes("Doc"), doc_rows(units))
-        return self._write(cypher.upsert_chunks(), chunk_rows(units))
+        written = self._write(cypher.upsert_chunks(), chunk_rows(units))
+        self._refresh_summaries(set(), [u.unit_id for u in units])
+        return written
+
+    def _refresh_summaries(
+        self, pairs: set[Pair], chunk_ids: Sequence[str], *, entities: bool = True
+    ) -> None:
+        """Recompute the access summaries (:mod:`trilha.graph.support`) of the RELATED edges
+        between ``pairs`` (those the chunks were in before a write) and of those the chunks
+        ``chunk_ids`` are in now; with ``entities``, of the entities they mention too."""
+        refresh_pairs(self.store, pairs | supported_pairs(self.store, chunk_ids), self.batch_size)
+        ids = sorted(set(chunk_ids))
+        if not entities:
+            return
+        entities = self.store.run(cypher.mentioned_by(), {"ids": ids}) if ids else []
+        self._write(cypher.refresh_entity_salience(), sorted({r["id"] for r in entities}))
 
     def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
         """Recompute the stored KG prior of ``chunk_ids``."""
@@ -198,9 +223,11 @@ class GraphWriter:
         if not chunk_ids:
             return 0
         entity_ids = [r["id"] for r in self.store.run(cypher.mentioned_by(), {"ids": chunk_ids})]
+        supported = supported_pairs(self.store, chunk_ids)
         for part in batched(chunk_ids, self.batch_size):
             self.store.write(cypher.delete_nodes("Chunk"), {"ids": list(part)})
         self._refresh_pairs(self._pairs_touching(entity_ids))
+        refresh_pairs(self.store, supported, self.batch_size)
         removed = self._drop_orphan_entities(entity_ids)
         self._write(cypher.refresh_entity_salience(), sorted(entity_ids))
         return removed
@@ -327,9 +354,12 @@ class GraphWriter:
         )
         nodes, edges = record_rows(batch, access_defaults)
         self.ensure_schema()
+        chunks, pairs = summaries_touched(batch)
+        before = supported_pairs(self.store, chunks)
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
             self._write(cypher.upsert_edges(rel, sl, tl), rows)
+        self._refresh_summaries(before | pairs, sorted(chunks))
         self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))
