@@ -54,9 +54,11 @@ def neighbours(label: str, rel_types: Sequence[str], related: bool, vis: Visibil
 
 def visible_entities(vis: Visibility) -> str:
     """``{label, props}`` of the Entities in ``$ids`` linked to an own node ``vis`` sees (a
-    visible chunk mentions it, a visible task references it...); the others read as missing."""
+    visible chunk mentions it, a visible task references it...); the others read as missing.
+    (``WITH e`` anchors the walk on the entity index, not on a scan of every node.)"""
     return (
-        "UNWIND $ids AS k MATCH (e:Entity {id: k})-[r]-(o) WHERE type(r) <> 'RELATED' AND "
+        "UNWIND $ids AS k MATCH (e:Entity {id: k}) WITH e MATCH (e)-[r]-(o) "
+        "WHERE type(r) <> 'RELATED' AND "
         f"NOT labels(o)[0] IN $vis_shared AND {vis.own('o')} "
         f"WITH DISTINCT e RETURN {node_map('e')} AS node"
     )

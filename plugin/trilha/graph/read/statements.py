@@ -1,4 +1,5 @@
-"""Cypher of the graph reads (seed 003): visible nodes, subgraph walks, shortest path, top-N.
+"""Cypher of the graph reads (seed 003): visible nodes, subgraph walks, top-N (the path search
+has its own, :mod:`trilha.graph.read.path_search`).
 
 Builders take allow-listed labels / relationship types and validated ints only; every value is a
 ``$parameter``. Graph objects are projected to maps (``{label, props}``, ``{type, s_label, s_id,
@@ -15,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from trilha.graph.model import NODE_SPECS, check_label, check_rel_type
-from trilha.graph.stores.dialect import Dialect, shortest_path_clause
 from trilha.graph.visibility import Visibility
 
 #: Relationship properties a read returns.
@@ -109,19 +109,10 @@ def related_among(vis: Visibility) -> str:
     """RELATED edges whose two ends are both among the entity ids ``$ids`` and that some chunk
     ``vis`` sees supports, with ``support``, the number of such chunks."""
     return (
-        "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
+        "UNWIND $ids AS k MATCH (a:Entity {id: k}) "
+        "WITH a MATCH (a)-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
         f"WITH r, {vis.support('r')} AS support WHERE support > 0 "
         f"RETURN {rel_map('r')} AS rel, support"
-    )
-
-
-def shortest_path(dialect: Dialect, rel_types: Sequence[str], max_length: int) -> str:
-    """One shortest undirected path between Entities ``$source`` and ``$target``."""
-    clause = shortest_path_clause(dialect, tuple(rel_types), int(max_length))
-    return (
-        "MATCH (src:Entity {id: $source}) MATCH (dst:Entity {id: $target}) "
-        f"{clause} RETURN [x IN nodes(path) | {node_map('x')}] AS nodes, "
-        f"[r IN relationships(path) | {rel_map('r')}] AS rels LIMIT 1"
     )
 
 
@@ -131,10 +122,12 @@ def _lang(var: str, language: bool, joiner: str = "WHERE") -> str:
 
 def topn_direct(language: bool, vis: Visibility) -> str:
     """Docs whose chunks mention the entities ``$keys``: best salience per (doc, entity);
-    chunk and doc both seen by ``vis``."""
+    chunk and doc both seen by ``vis``. (``WITH q`` anchors the walk on the entity index:
+    FalkorDB would otherwise start from a scan of every chunk the filter names.)"""
     return (
-        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
-        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        "UNWIND $keys AS k MATCH (q:Entity {id: k}) "
+        f"WITH q MATCH (q)<-[m:MENTIONS]-(c:Chunk) WHERE {vis.own('c')} "
+        f"MATCH (c)-[:PART_OF]->(d:Doc) WHERE {vis.own('d')}{_lang('d', language, 'AND')} "
         "WITH d, q, max(coalesce(m.salience, 0.0)) AS s "
         "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, "
         "q.name AS entity, s AS salience LIMIT $cap"
@@ -148,8 +141,8 @@ def topn_related(language: bool, vis: Visibility) -> str:
     return (
         "UNWIND $keys AS k MATCH (q:Entity {id: k}) WITH q MATCH (q)-[r:RELATED]-(e:Entity) "
         f"WHERE NOT e.id IN $keys WITH q, r, e, {vis.support('r')} AS n WHERE n > 0 "
-        "MATCH (e)<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
-        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        f"MATCH (e)<-[m:MENTIONS]-(c:Chunk) WHERE {vis.own('c')} "
+        f"MATCH (c)-[:PART_OF]->(d:Doc) WHERE {vis.own('d')}{_lang('d', language, 'AND')} "
         "WITH d, q, e, r, n, max(coalesce(m.salience, 0.0)) AS s "
         "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, q.name AS entity, "
         "e.name AS via, r.weight AS weight, r.origin AS origin, n AS support, s AS salience "
