@@ -73,13 +73,15 @@ def _encoded(key: str) -> str:
 
 def _summarised(var: str, extra: str = "", carried: str = "") -> str:
     """From rows ``var, c`` (distinct chunks ``c``, possibly null) on, group ``c`` by access
-    signature and SET ``var``'s summary; ``extra`` adds aggregates per signature and
-    ``carried`` re-aggregates them per ``var``."""
+    signature and SET ``var``'s summary, entries in signature order (writing the same graph
+    twice stores the same lists); ``extra`` adds aggregates per signature and ``carried``
+    re-aggregates them per ``var``."""
     keys = ", ".join(f"{_encoded(k)} AS k_{k}" for k in ACCESS_KEYS)
     entry = ", ".join(f"{k}: k_{k}" for k in ACCESS_KEYS)
     sets = ", ".join(f"{var}.{prop(k)} = [e IN sig | e.{k}]" for k in ("n", *ACCESS_KEYS))
+    order = ", ".join(f"k_{k}" for k in ACCESS_KEYS)
     return (
-        f"WITH {var}, {keys}, count(c) AS n{extra} "
+        f"WITH {var}, {keys}, count(c) AS n{extra} ORDER BY {order} "
         f"WITH {var}{carried}, collect(CASE WHEN n > 0 THEN {{n: n, {entry}}} END) AS sig "
         f"SET {sets}"
     )
