@@ -5,6 +5,7 @@ shows an edge nor counts in its weight."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -153,3 +154,31 @@ def test_reads_weigh_by_the_visible_chunks(written: GraphWriter) -> None:
     assert not found.meta.found  # only sec#0 and acme#0 join them, neither public
     found = service.path("Alpha", "Charlie", principal=ANA)
     assert found.meta.length == 1 and found.edges[0].weight == pytest.approx(0.5)
+
+
+def _zeta(uid: str, **access: Any) -> Any:
+    return unit(uid, "Zeta here.", **access)
+
+
+def test_kg_boost_reads_only_what_the_principal_sees(store: GraphStore) -> None:
+    service = GraphService(store, cache_ttl_s=0.0001)
+    zeta = {u: [_e("Zeta", "Concept", 0.8)] for u in ("pub#0", "pub#1", "bob#0", "bob#1")}
+    service.ingest([_zeta("pub#0"), unit("pub#1", "Other.")], {"pub#0": zeta["pub#0"]})
+    alone = service.kg_boost(["pub#0", "bob#0"], ["Zeta"]).raw
+    hidden = [_zeta("bob#0", **BOBS), _zeta("bob#1", **BOBS)]
+    service.ingest(hidden, {u.unit_id: zeta[u.unit_id] for u in hidden})
+    # a chunk anonymous may not see neither scores nor moves df or N: the same boost as before
+    assert service.kg_boost(["pub#0", "bob#0"], ["Zeta"]).raw == alone
+    assert alone["pub#0"] == pytest.approx(0.8 * math.log(2 / 1) / math.log(2))
+    for_bob = service.kg_boost(["pub#0", "bob#0"], ["Zeta"], principal=BOB).raw
+    assert for_bob["pub#0"] == pytest.approx(0.8 * math.log(4 / 3) / math.log(4))
+
+
+def test_kg_boost_skips_evidence_behind_a_hidden_doc(store: GraphStore) -> None:
+    service = GraphService(store, cache_ttl_s=0.0001)
+    service.ingest([unit("mixed#0", "Open part."), unit("mixed#1", "Bob's part.", **BOBS)])
+    service.write_records(
+        loads_records('{"kind":"edge","type":"HAS_FATO","source":"Doc:mixed","target":"Fato:f1"}')
+    )
+    assert service.kg_boost(["mixed#0"], []).raw == {"mixed#0": 0.0}  # the Doc is bob's
+    assert service.kg_boost(["mixed#0"], [], principal=BOB).raw == {"mixed#0": 0.5}

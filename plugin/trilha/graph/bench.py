@@ -180,7 +180,8 @@ def _timed(calls: Sequence[Callable[[], Any]], warmup: int = 3) -> tuple[list[fl
     return times, results
 
 
-Calls = tuple[list[Callable[[], Any]], list[Callable[[], Any]], list[Callable[[], Any]]]
+Call = Callable[[], Any]
+Calls = tuple[list[Call], list[Call], list[Call]]
 
 
 def _calls(
@@ -194,15 +195,15 @@ def _calls(
     """The random subgraph, path and top-N calls, as ``principal`` (None: anonymous)."""
     rng = np.random.default_rng(seed + 1)
     ids = rng.integers(0, counts["entities"], size=(n_queries, 2))
-    subs = [
+    subs: list[Call] = [
         partial(read_subgraph, store, f"d{d}", None, 2, 50, principal=principal)
         for d in rng.integers(0, counts["docs"], size=n_queries)
     ]
-    walks = [
+    walks: list[Call] = [
         partial(read_path, store, f"E{a}", f"E{b}", path_length, principal=principal)
         for a, b in ids
     ]
-    tops = [
+    tops: list[Call] = [
         partial(read_topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10, principal=principal)
         for (a, b), c in zip(ids, rng.integers(0, 10, size=n_queries), strict=True)
     ]

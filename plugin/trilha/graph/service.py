@@ -239,11 +239,13 @@ class GraphService:
         query_entities: Sequence[str],
         *,
         relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
-        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
-        only ``relevant`` units are read and may score (every unit when None). When the query
-        names no entity and the graph holds no curated evidence, every boost is 0 and the
-        graph is not asked."""
+        """KG boost as ``principal`` sees the graph (None: anonymous) within
+        ``boost_timeout_s`` (never raises for graph trouble; not cached); only ``relevant``
+        units are read and may score (every unit when None). When the query names no entity
+        and the graph holds no curated evidence, every boost is 0 and the graph is not
+        asked."""
         nothing = self._gate.nothing_to_read(unit_ids, query_entities)
         if nothing is not None:
             return nothing
@@ -255,7 +257,8 @@ class GraphService:
             self.boost_timeout_s,
             relevant=relevant,
             executor=self._gate.pool,
-            corpus_size=self._gate.corpus_size(),
+            corpus_size=self._gate.corpus_size(principal),
+            principal=principal,
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -267,6 +270,7 @@ class GraphService:
         *,
         relevant: Collection[str] | None = None,
         batch_size: int | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
         """Async KG boost (as :meth:`kg_boost`); all calls on one event loop share
         ``max_concurrency``."""
@@ -284,7 +288,8 @@ class GraphService:
             relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
-            corpus_size=await asyncio.to_thread(self._gate.corpus_size),
+            corpus_size=await asyncio.to_thread(self._gate.corpus_size, principal),
+            principal=principal,
         )
         self._log_boost(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result

@@ -53,11 +53,16 @@ class KgBooster(Protocol):
     """Scores candidates from the knowledge graph (seed 001, stage 7)."""
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
-        """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
-        graph is down or slow. Must never raise for backend trouble. Only ``relevant`` units
-        may get a boost (None: every unit)."""
+        """``(unit_id -> boost in [0, 1], warning)`` from what ``principal`` sees (None:
+        anonymous); an empty dict and a warning when the graph is down or slow. Must never
+        raise for backend trouble. Only ``relevant`` units may get a boost (None: every
+        unit)."""
         ...
 
 
@@ -224,7 +229,7 @@ class HybridSearcher:
             )
         start = time.perf_counter()
         relevant = well_ranked(side.scores for side in sides.values())
-        scores, warning = self.booster.boost(text, union, relevant)
+        scores, warning = self.booster.boost(text, union, relevant, params.principal)
         stage = StageTrace(
             name="kg",
             latency_ms=_ms(start),

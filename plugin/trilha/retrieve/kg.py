@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from trilha.access import Principal
 from trilha.fusion import minmax
 from trilha.graph.build.extract import entities_in_query
 
@@ -68,11 +69,17 @@ class GraphBooster:
         self.service = service
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
-        """``(unit_id -> boost in [0, 1], warning)``; only ``relevant`` units may score (all
-        units when None)."""
-        result = self.service.kg_boost(unit_ids, entities_in_query(query), relevant=relevant)
+        """``(unit_id -> boost in [0, 1], warning)`` from what ``principal`` sees (None:
+        anonymous); only ``relevant`` units may score (all units when None)."""
+        result = self.service.kg_boost(
+            unit_ids, entities_in_query(query), relevant=relevant, principal=principal
+        )
         return result.scores, result.warning
 
 
@@ -83,7 +90,11 @@ class UnavailableBooster:
         self.warning = warning
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
         """Nothing, and why."""
         return {}, self.warning

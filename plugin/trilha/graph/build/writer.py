@@ -158,8 +158,8 @@ class GraphWriter:
         ids = sorted(set(chunk_ids))
         if not entities:
             return
-        entities = self.store.run(cypher.mentioned_by(), {"ids": ids}) if ids else []
-        self._write(cypher.refresh_entity_salience(), sorted({r["id"] for r in entities}))
+        rows = self.store.run(cypher.mentioned_by(), {"ids": ids}) if ids else []
+        self._write(cypher.refresh_entity_salience(), sorted({r["id"] for r in rows}))
 
     def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
         """Recompute the stored KG prior of ``chunk_ids``."""
