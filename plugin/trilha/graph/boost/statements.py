@@ -83,15 +83,17 @@ def any_evidence() -> str:
 
 def kg_boost(with_entities: bool, vis: Visibility) -> str:
     """Per chunk ``$unit_ids`` that ``vis`` sees: its stored prior (``kg_prior`` when ``vis``
-    sees its Doc, else ``kg_prior_own``: evidence reached through a hidden Doc does not count)
+    sees its Doc, else ``kg_prior_own``: evidence reached through a hidden Doc does not count;
+    the Doc is looked at only when the two differ)
     and, ``with_entities``, the entities of ``$entity_keys`` it mentions with their salience
     and how many chunks ``vis`` sees mention them (from their access summary,
     :mod:`trilha.graph.support`). One statement for the whole batch; the arithmetic happens in
     Python (:func:`trilha.graph.boost.score.raw_boost`)."""
+    doc_seen = f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
     head = (
-        f"UNWIND $unit_ids AS uid MATCH (c:Chunk {{id: uid}}) WHERE {vis.own('c')} "
-        "OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
-        f"WITH uid, c, CASE WHEN {vis.own('d')} THEN c.kg_prior ELSE c.kg_prior_own END AS prior "
+        "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
+        f"WITH uid, c WHERE {vis.own('c')} WITH uid, c, CASE WHEN c.kg_prior = c.kg_prior_own THEN c.kg_prior "
+        f"WHEN {doc_seen} THEN c.kg_prior ELSE c.kg_prior_own END AS prior "
     )
     if not with_entities:
         return head + "RETURN uid, prior"
