@@ -92,7 +92,8 @@ def kg_boost(with_entities: bool, vis: Visibility) -> str:
     doc_seen = f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
     head = (
         "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
-        f"WITH uid, c WHERE {vis.own('c')} WITH uid, c, CASE WHEN c.kg_prior = c.kg_prior_own THEN c.kg_prior "
+        f"WITH uid, c WHERE {vis.own('c')} "
+        "WITH uid, c, CASE WHEN c.kg_prior = c.kg_prior_own THEN c.kg_prior "
         f"WHEN {doc_seen} THEN c.kg_prior ELSE c.kg_prior_own END AS prior "
     )
     if not with_entities:
