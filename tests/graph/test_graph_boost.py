@@ -27,6 +27,7 @@ from trilha.graph.build.writer import GraphWriter
 from trilha.graph.stores.base import GraphStore, Params, Row
 from trilha.graph.stores.bolt import BoltGraphStore
 from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.visibility import Visibility
 from trilha.testing.arcadedb import free_port
 
 W = BoostWeights()
@@ -153,11 +154,11 @@ def test_boost_is_one_query(evidence: GraphStore) -> None:
     for entities in (["stj"], []):
         compute_kg_boost(probe, UNITS, entities, timeout_s=5.0)
     assert probe.calls == 2
-    rows = evidence.run(cypher.kg_boost(True), {"unit_ids": UNITS, "entity_keys": ["stj"]})
+    vis = Visibility.of(None)
+    params = {**vis.params, "unit_ids": UNITS, "entity_keys": ["stj"]}
+    rows = evidence.run(cypher.kg_boost(True, vis), params)
     assert sorted(r["uid"] for r in rows) == sorted(UNITS[:3])
-    priors = {
-        r["uid"]: r["prior"] for r in evidence.run(cypher.kg_boost(False), {"unit_ids": UNITS})
-    }
+    priors = {r["uid"]: r["prior"] for r in evidence.run(cypher.kg_boost(False, vis), params)}
     assert priors == {"stj/resp-1#0": 4.0, "stj/resp-2#0": 1.5, "guide/graphrag#0": 0.0}
 
 

@@ -16,7 +16,7 @@ from trilha.graph.read.path import path
 from trilha.graph.read.subgraph import subgraph
 from trilha.graph.read.topn import topn
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.dialect import CYPHER, index_statement, shortest_path_clause
+from trilha.graph.stores.dialect import CYPHER, index_statement
 
 HOSTILE = [
     "'",
@@ -102,7 +102,6 @@ def test_empty_and_malformed_arguments_are_rejected(corpus: GraphStore, call: ob
         lambda s: check_rel_type("related"),
         lambda s: check_prop_name("a`b"),
         lambda s: index_statement(CYPHER, "Doc", "id) DETACH"),
-        lambda s: shortest_path_clause(CYPHER, ("RELATED|MENTIONS",), 3),
     ],
 )
 def test_labels_and_types_outside_the_allow_list(corpus: GraphStore, call: object) -> None:

@@ -18,7 +18,6 @@ from trilha.graph.stores.dialect import (
     FALKORDB,
     get_dialect,
     index_statement,
-    shortest_path_clause,
 )
 
 
@@ -82,12 +81,6 @@ def test_dialect_table() -> None:
     assert (
         index_statement(CYPHER, "Doc", "id") == "CREATE INDEX IF NOT EXISTS FOR (n:Doc) ON (n.id)"
     )
-    assert shortest_path_clause(CYPHER, ("RELATED", "MENTIONS"), 3) == (
-        "MATCH path = shortestPath((src)-[:RELATED|MENTIONS*..3]-(dst))"
-    )
-    assert "$max_length" in shortest_path_clause(FALKORDB, ("RELATED",), 3)
     assert get_dialect("falkordb") is FALKORDB
     with pytest.raises(ConfigurationError):
         get_dialect("gremlin")
-    with pytest.raises(ConfigurationError):
-        shortest_path_clause(CYPHER, (), 3)

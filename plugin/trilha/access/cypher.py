@@ -13,11 +13,16 @@ is wrapped in ``coalesce(..., false)`` and a node lacking a field fails closed, 
 (``any(vis_item IN coalesce(n.acl, []) WHERE vis_item IN $p)``). The fragment uses only
 ``coalesce``, ``IN``, comparisons and ``any()``, which FalkorDB, Neo4j 5 and ArcadeDB (Bolt) run
 alike.
+
+The same rule can read the access fields from elsewhere than a node's properties: an
+:data:`Accessor` gives the Cypher value of each key (the graph's access summaries read entry
+``i`` of list properties, :mod:`trilha.graph.support`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,17 +34,19 @@ from trilha.index.filters import Condition, FilterExpr
 #: Access keys stored as lists on nodes.
 LIST_KEYS = frozenset({"acl"})
 _VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: The Cypher value of an access key over ``{v}``: a node's property by default.
+Accessor = Callable[[str], str]
 _SCALAR = {
-    "eq": "coalesce({v}.{k} = {p}, false)",
-    "in": "coalesce({v}.{k} IN {p}, false)",
-    "ne": "coalesce({v}.{k} <> {p}, true)",
-    "nin": "NOT coalesce({v}.{k} IN {p}, false)",
-    "gt": "coalesce({v}.{k} > {p}, false)",
-    "gte": "coalesce({v}.{k} >= {p}, false)",
-    "lt": "coalesce({v}.{k} < {p}, false)",
-    "lte": "coalesce({v}.{k} <= {p}, false)",
+    "eq": "coalesce({x} = {p}, false)",
+    "in": "coalesce({x} IN {p}, false)",
+    "ne": "coalesce({x} <> {p}, true)",
+    "nin": "NOT coalesce({x} IN {p}, false)",
+    "gt": "coalesce({x} > {p}, false)",
+    "gte": "coalesce({x} >= {p}, false)",
+    "lt": "coalesce({x} < {p}, false)",
+    "lte": "coalesce({x} <= {p}, false)",
 }
-_ANY = "any(vis_item IN coalesce({v}.{k}, []) WHERE vis_item {test})"
+_ANY = "any(vis_item IN coalesce({x}, []) WHERE vis_item {test})"
 _LIST = {
     "eq": _ANY.replace("{test}", "= {p}"),
     "in": _ANY.replace("{test}", "IN {p}"),
@@ -48,12 +55,19 @@ _LIST = {
 }
 
 
+def node_property(key: str) -> str:
+    """The default :data:`Accessor`: property ``key`` of node ``{v}``."""
+    return "{v}." + key
+
+
 @dataclass
 class _Compiler:
-    """Turns a FilterExpr into a template over ``{v}`` and its parameters."""
+    """Turns a FilterExpr into a template over ``{v}`` and its parameters; ``access`` says how
+    a key's value is read (a missing value must read as null)."""
 
     prefix: str
     params: dict[str, Any] = field(default_factory=dict)
+    access: Accessor = node_property
 
     def condition(self, cond: Condition) -> str:
         if cond.key not in ACCESS_KEYS:
@@ -63,7 +77,7 @@ class _Compiler:
             raise BadRequestError(f"operator {cond.op!r} does not apply to the list {cond.key!r}")
         name = f"{self.prefix}_{len(self.params)}"
         self.params[name] = cond.value
-        return table[cond.op].format(v="{v}", k=cond.key, p=f"${name}")
+        return table[cond.op].format(x=self.access(cond.key), p=f"${name}")
 
     def expr(self, expr: FilterExpr) -> str:
         parts = [
@@ -84,17 +98,21 @@ class CypherVisibility:
     params: dict[str, Any]
 
     @classmethod
-    def of(cls, principal: Principal | None, prefix: str = "vis") -> CypherVisibility:
-        """The compiled rule of ``principal`` (None: anonymous)."""
+    def of(
+        cls, principal: Principal | None, prefix: str = "vis", access: Accessor = node_property
+    ) -> CypherVisibility:
+        """The compiled rule of ``principal`` (None: anonymous), reading each access key with
+        ``access`` (a node's properties by default). The parameters depend on ``principal``
+        and ``prefix`` alone, so two accessors compile to fragments that share them."""
         if not _VAR.match(prefix):
             raise BadRequestError(f"parameter prefix {prefix!r} is not a plain identifier")
-        compiler = _Compiler(prefix)
+        compiler = _Compiler(prefix, access=access)
         who = principal or Principal.anonymous()
         template = compiler.expr(visibility_filter(who))
         return cls(template=template, params=compiler.params)
 
     def where(self, var: str) -> str:
-        """The fragment over node variable ``var`` (a plain identifier)."""
+        """The fragment over variable ``var`` (a plain identifier)."""
         if not _VAR.match(var):
             raise BadRequestError(f"Cypher variable {var!r} is not a plain identifier")
         return self.template.replace("{v}", var)

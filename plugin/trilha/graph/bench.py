@@ -5,13 +5,17 @@ document layer for the document queries: ``entities // 20`` Docs (10 categories,
 2020–2024, pt/en), 2 Chunks per Doc (PART_OF) and 5 MENTIONS per Chunk, plus, for each
 RELATED edge, MENTIONS of its two ends from one chunk (a RELATED edge is seen only when a
 visible chunk mentions both ends). Docs and chunks are public, and the queries run as the
-anonymous principal, so every read pays for its visibility test. Loading uses batched
-``UNWIND ... CREATE`` of ``batch_size`` rows per statement into an empty graph. Then ``queries``
-random calls of each retrieval (after a few warm-up calls) give the P50/P95 latencies.
+anonymous principal or ``--principal``, so every read pays for its visibility test. Loading
+uses batched ``UNWIND ... CREATE`` of ``batch_size`` rows per statement into an empty graph,
+then gives the RELATED edges their access summaries (:func:`trilha.graph.support.
+upgrade_support`, as on opening an older graph; ``summary_seconds``). Then ``queries`` random
+calls of each retrieval (after a few warm-up calls) give the P50/P95 latencies.
 
 Run: ``python -m trilha.graph.bench --backend falkordb|arcadedb|bolt [--entities N]
-[--edges M] [--queries Q] [--path-length L] [--url bolt://... --user U --password P
---database D]``; it prints one JSON object. ``arcadedb`` starts its own ArcadeDB Bolt server.
+[--edges M] [--queries Q] [--path-length L] [--principal JSON] [--url bolt://... --user U
+--password P --database D]``; it prints one JSON object. ``arcadedb`` starts its own ArcadeDB
+Bolt server. ``--principal`` is a :class:`~trilha.access.Principal` as a JSON object, e.g.
+``'{"user_id": "ana", "org_ids": ["acme"], "roles": ["it"], "clearance": 2}'``.
 """
 
 from __future__ import annotations
@@ -29,105 +33,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
-from trilha.errors import ConfigurationError
+from trilha.access import Principal
+from trilha.errors import BadRequestError, ConfigurationError, one_line
 from trilha.graph.read.path import path as read_path
 from trilha.graph.read.subgraph import subgraph as read_subgraph
 from trilha.graph.read.topn import topn as read_topn
-from trilha.graph.stores.base import GraphStore, ensure_indexes, write_rows
+from trilha.graph.stores.base import GraphStore
+from trilha.graph.support import upgrade_support
+from trilha.graph.synthetic import build_synthetic
 
 logger = logging.getLogger(__name__)
 
-_TYPES = ("Concept", "Org", "Product", "Law", "Person")
-#: Access fields of the synthetic docs and chunks: seen by everyone.
-_PUBLIC = "visibility: 'public', sensitivity: 0, hierarchy_level: 0, acl: ['*']"
-
-
-def _relations(rng: np.random.Generator, n: int, m: int) -> np.ndarray[Any, Any]:
-    pairs = np.empty((0, 2), dtype=np.int64)
-    while len(pairs) < m and n > 1:
-        a = rng.integers(0, n, size=int((m - len(pairs)) * 1.2) + 10)
-        b = rng.integers(0, n, size=len(a))
-        new = np.column_stack([np.minimum(a, b), np.maximum(a, b)])[a != b]
-        pairs = np.unique(np.vstack([pairs, new]), axis=0)
-    return np.asarray(rng.permutation(pairs)[:m])
-
-
-def build_synthetic(
-    store: GraphStore, entities: int, edges: int, *, seed: int = 0, batch_size: int = 5000
-) -> dict[str, int]:
-    """Load the synthetic graph into an empty store; returns the counts loaded."""
-    if store.run("MATCH (n) RETURN n.id AS id LIMIT 1"):
-        raise ConfigurationError("the benchmark needs an empty graph")
-    rng = np.random.default_rng(seed)
-    ensure_indexes(store)
-
-    def load(cypher: str, rows: Sequence[Any]) -> int:
-        return write_rows(store, cypher, rows, batch_size=batch_size)
-
-    load(
-        "UNWIND $rows AS r CREATE (:Entity {id: r.id, name: r.name, type: r.type, "
-        "salience: r.s, origin: 'bench'})",
-        [
-            {"id": f"e{i}", "name": f"E{i}", "type": _TYPES[i % 5], "s": float(s)}
-            for i, s in enumerate(np.round(rng.random(entities), 3))
-        ],
-    )
-    rel = _relations(rng, entities, edges)
-    weights = np.round(rng.random(len(rel)), 3)
-    load(
-        "UNWIND $rows AS r MATCH (a:Entity {id: r.a}) MATCH (b:Entity {id: r.b}) "
-        "CREATE (a)-[:RELATED {weight: r.w}]->(b)",
-        [
-            {"a": f"e{a}", "b": f"e{b}", "w": float(w)}
-            for (a, b), w in zip(rel, weights, strict=True)
-        ],
-    )
-    docs = max(1, entities // 20)
-    load("UNWIND $rows AS r CREATE (:Category {id: r, name: r})", [f"c{i}" for i in range(10)])
-    days = rng.integers(0, 5 * 365, size=docs)
-    load(
-        "UNWIND $rows AS r MATCH (c:Category {id: r.c}) CREATE (d:Doc {id: r.id, title: r.t, "
-        f"updated_at: r.u, lang: r.l, {_PUBLIC}}})-[:IN_CATEGORY]->(c)",
-        [
-            {
-                "id": f"d{i}",
-                "t": f"Document {i}",
-                "c": f"c{i % 10}",
-                "l": ("en", "pt")[i % 2],
-                "u": time.strftime("%Y-%m-%dT00:00:00Z", time.gmtime(1577836800 + int(d) * 86400)),
-            }
-            for i, d in enumerate(days)
-        ],
-    )
-    load(
-        "UNWIND $rows AS r MATCH (d:Doc {id: r.d}) CREATE (:Chunk {id: r.id, doc_id: r.d, "
-        f"ordinal: r.o, {_PUBLIC}}})-[:PART_OF]->(d)",
-        [{"id": f"d{i}#{o}", "d": f"d{i}", "o": o} for i in range(docs) for o in range(2)],
-    )
-    targets = rng.integers(0, entities, size=(docs * 2, 5))
-    mentions = [
-        {"c": f"d{i // 2}#{i % 2}", "e": f"e{e}", "s": float(s)}
-        for i, row in enumerate(targets)
-        for e, s in zip(set(row.tolist()), np.round(rng.random(5), 3), strict=False)
-    ]
-    chunks = docs * 2
-    support = {
-        (f"d{(i % chunks) // 2}#{i % 2}", f"e{e}") for i, pair in enumerate(rel) for e in pair
-    } - {(m["c"], m["e"]) for m in mentions}
-    mentions += [{"c": c, "e": e, "s": 0.5} for c, e in sorted(support)]
-    load(
-        "UNWIND $rows AS r MATCH (c:Chunk {id: r.c}) MATCH (e:Entity {id: r.e}) "
-        "CREATE (c)-[:MENTIONS {salience: r.s}]->(e)",
-        mentions,
-    )
-    return {
-        "entities": entities,
-        "edges": len(rel),
-        "docs": docs,
-        "chunks": docs * 2,
-        "mentions": len(mentions),
-    }
+__all__ = ["build_synthetic", "main", "run_bench"]
 
 
 def _p(values: list[float], q: float) -> float:
@@ -149,6 +68,36 @@ def _timed(calls: Sequence[Callable[[], Any]], warmup: int = 3) -> tuple[list[fl
     return times, results
 
 
+Call = Callable[[], Any]
+Calls = tuple[list[Call], list[Call], list[Call]]
+
+
+def _calls(
+    store: GraphStore,
+    counts: dict[str, int],
+    n_queries: int,
+    seed: int,
+    path_length: int,
+    principal: Principal | None,
+) -> Calls:
+    """The random subgraph, path and top-N calls, as ``principal`` (None: anonymous)."""
+    rng = np.random.default_rng(seed + 1)
+    ids = rng.integers(0, counts["entities"], size=(n_queries, 2))
+    subs: list[Call] = [
+        partial(read_subgraph, store, f"d{d}", None, 2, 50, principal=principal)
+        for d in rng.integers(0, counts["docs"], size=n_queries)
+    ]
+    walks: list[Call] = [
+        partial(read_path, store, f"E{a}", f"E{b}", path_length, principal=principal)
+        for a, b in ids
+    ]
+    tops: list[Call] = [
+        partial(read_topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10, principal=principal)
+        for (a, b), c in zip(ids, rng.integers(0, 10, size=n_queries), strict=True)
+    ]
+    return subs, walks, tops
+
+
 def run_bench(
     store: GraphStore,
     entities: int = 100_000,
@@ -159,40 +108,42 @@ def run_bench(
     batch_size: int = 5000,
     backend: str | None = None,
     path_length: int = 6,
+    principal: Principal | None = None,
 ) -> dict[str, Any]:
-    """Build the graph and measure the three retrievals; the numbers as a dict."""
+    """Build the graph, summarise its RELATED edges and measure the three retrievals as
+    ``principal`` (None: anonymous); the numbers as a dict."""
     start = time.perf_counter()
     counts = build_synthetic(store, entities, edges, seed=seed, batch_size=batch_size)
     build = time.perf_counter() - start
-    rng = np.random.default_rng(seed + 1)
-    docs = counts["docs"]
-    ids = rng.integers(0, entities, size=(n_queries, 2))
-    subs = [
-        partial(read_subgraph, store, f"d{d}", None, 2, 50)
-        for d in rng.integers(0, docs, size=n_queries)
-    ]
-    walks = [partial(read_path, store, f"E{a}", f"E{b}", path_length) for a, b in ids]
-    tops = [
-        partial(read_topn, store, [f"E{a}", f"E{b}"], f"c{c}", None, 10)
-        for (a, b), c in zip(ids, rng.integers(0, 10, size=n_queries), strict=True)
-    ]
+    upgrade_support(store, batch_size)
+    summary = time.perf_counter() - start - build
+    subs, walks, tops = _calls(store, counts, n_queries, seed, path_length, principal)
     sub_t, _ = _timed(subs)
     path_t, paths = _timed(walks)
     top_t, _ = _timed(tops)
+    times = {"subgraph": sub_t, "path": path_t, "topn": top_t}
     return {
         "backend": backend or store.name,
         **counts,
         "build_seconds": round(build, 2),
-        "subgraph_p50_ms": _p(sub_t, 50),
-        "path_p50_ms": _p(path_t, 50),
-        "topn_p50_ms": _p(top_t, 50),
-        "subgraph_p95_ms": _p(sub_t, 95),
-        "path_p95_ms": _p(path_t, 95),
-        "topn_p95_ms": _p(top_t, 95),
+        "summary_seconds": round(summary, 2),
+        "principal": (principal or Principal.anonymous()).describe(),
+        **{f"{name}_p{q}_ms": _p(t, q) for q in (50, 95) for name, t in times.items()},
         "paths_found": sum(p.meta.found for p in paths),
         "path_max_length": path_length,
         "queries": n_queries,
     }
+
+
+def parse_principal(text: str | None) -> Principal | None:
+    """The ``--principal`` JSON object as a :class:`Principal` (None: anonymous); a bad one is
+    one :class:`BadRequestError` line."""
+    if text is None:
+        return None
+    try:
+        return Principal.model_validate_json(text)
+    except ValidationError as e:
+        raise BadRequestError(f"--principal: {one_line(e)}") from None
 
 
 def _store(args: argparse.Namespace, folder: Path) -> tuple[GraphStore, Callable[[], None]]:
@@ -231,12 +182,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--path-length", type=int, default=6, help="max_length of path()")
+    parser.add_argument("--principal", help="read as this Principal (JSON); default anonymous")
     parser.add_argument("--heap", default="4g", help="JVM heap for --backend arcadedb")
     parser.add_argument("--url")
     parser.add_argument("--user")
     parser.add_argument("--password")
     parser.add_argument("--database")
     args = parser.parse_args(argv)
+    try:
+        principal = parse_principal(args.principal)
+    except BadRequestError as e:
+        parser.error(str(e))
     with tempfile.TemporaryDirectory(prefix="trilha-bench-") as tmp:
         store, stop = _store(args, Path(tmp))
         try:
@@ -249,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 batch_size=args.batch_size,
                 backend=args.backend,
                 path_length=args.path_length,
+                principal=principal,
             )
         finally:
             stop()

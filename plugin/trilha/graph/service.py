@@ -170,9 +170,10 @@ class GraphService(GraphWrites):
         query_entities: Sequence[str],
         *,
         relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
         """:meth:`KGBooster.boost <trilha.graph.boost.service.KGBooster.boost>`."""
-        return self.booster.boost(unit_ids, query_entities, relevant=relevant)
+        return self.booster.boost(unit_ids, query_entities, relevant=relevant, principal=principal)
 
     async def akg_boost(
         self,
@@ -181,10 +182,11 @@ class GraphService(GraphWrites):
         *,
         relevant: Collection[str] | None = None,
         batch_size: int | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
         """:meth:`KGBooster.aboost <trilha.graph.boost.service.KGBooster.aboost>`."""
         return await self.booster.aboost(
-            unit_ids, query_entities, relevant=relevant, batch_size=batch_size
+            unit_ids, query_entities, relevant=relevant, batch_size=batch_size, principal=principal
         )
 
     def changed(self) -> None:

@@ -15,6 +15,8 @@ own nodes are all visible, each shared node sits next to a visible own node: the
 :meth:`Visibility.path` is exactly that. A RELATED edge is seen only when some visible chunk
 mentions both its ends (:meth:`Visibility.supported`); otherwise it would reveal a hidden
 co-occurrence. Its weight is then recomputed from the visible chunks (:func:`visible_weight`).
+Both read the edge's access summary (:mod:`trilha.graph.support`) instead of walking to the
+chunks; so does the KG boost for an entity's visible document frequency.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import ValidationError
 from trilha.access import ACCESS_KEYS, Principal
 from trilha.access.cypher import CypherVisibility
 from trilha.errors import BadRequestError, one_line
+from trilha.graph import support as summary
 from trilha.graph.model import NODE_SPECS, cooccurrence_weight
 from trilha.types import TextUnit
 
@@ -35,23 +38,23 @@ from trilha.types import TextUnit
 SHARED_LABELS = frozenset({"Entity", "Category", "Tag", "Criterio", "Fato", "Prova"})
 #: Labels that carry the access fields.
 OWN_LABELS = frozenset(NODE_SPECS) - SHARED_LABELS
-#: Access fields a record node gets when neither it nor the caller sets any (the settings'
-#: defaults: public, sensitivity 0, level 0).
-DEFAULT_ACCESS: Mapping[str, Any] = {"visibility": "public", "sensitivity": 0, "hierarchy_level": 0}
 
 
 @dataclass(frozen=True)
 class Visibility:
-    """One principal's visibility in Cypher: fragments over variables, and their parameters."""
+    """One principal's visibility in Cypher: fragments over variables, and their parameters.
+    ``compiled`` reads a node's access fields, ``entry`` those of entry ``vis_i`` of an access
+    summary (both share the parameters)."""
 
-    principal: Principal
     compiled: CypherVisibility
+    entry: CypherVisibility
 
     @classmethod
     def of(cls, principal: Principal | None) -> Visibility:
         """The visibility of ``principal`` (None: anonymous)."""
         who = principal or Principal.anonymous()
-        return cls(who, CypherVisibility.of(who))
+        entry = CypherVisibility.of(who, access=summary.entry_value)
+        return cls(CypherVisibility.of(who), entry)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -73,16 +76,17 @@ class Visibility:
             f"none(vis_r IN relationships({var}) WHERE type(vis_r) = 'RELATED')"
         )
 
-    def support(self, a: str, b: str) -> str:
-        """How many visible chunks mention both entities ``a`` and ``b``."""
+    def support(self, var: str) -> str:
+        """How many visible chunks are behind ``var`` (a RELATED edge: the chunks mentioning
+        both ends; an Entity: those mentioning it), summed over its access summary."""
         return (
-            f"size([({a})<-[:MENTIONS]-(vis_c:Chunk)-[:MENTIONS]->({b}) "
-            f"WHERE {self.own('vis_c')} | vis_c.id])"
+            f"reduce(vis_n = 0, {summary.entries(var)} | vis_n + CASE WHEN "
+            f"{self.entry.where(var)} THEN {summary.count_of(var)} ELSE 0 END)"
         )
 
-    def supported(self, a: str, b: str) -> str:
-        """Some visible chunk mentions both entities ``a`` and ``b``."""
-        return f"{self.support(a, b)} > 0"
+    def supported(self, var: str) -> str:
+        """Some visible chunk is behind ``var`` (see :meth:`support`)."""
+        return f"any({summary.entries(var)} WHERE {self.entry.where(var)})"
 
 
 def visible_weight(props: Mapping[str, Any], support: int) -> float | None:

@@ -58,7 +58,10 @@ class GraphWrites:
         """When the graph holds Docs or Chunks without access fields (written before they
         existed), write those of every unit again (``units`` yields the unit store's);
         returns how many units were rewritten (0: nothing to do). Until then such nodes are
-        seen by nobody: the policy fails closed on a missing field."""
+        seen by nobody: the policy fails closed on a missing field. RELATED edges without an
+        access summary get one first (until then they are seen by nobody either)."""
+        if self.writer.upgrade_support():
+            self.changed()
         if not self.writer.lacks_access():
             return 0
         self.changed()

@@ -10,6 +10,7 @@ from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from trilha.access import Principal
 from trilha.errors import BadRequestError
 from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
@@ -78,26 +79,33 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
     merge in [0, 1]), else its score min-max scaled over the batch. ``kg`` comes from one
     batched graph query per call; ``trilha_kg`` is kept on every node. A graph that is down or
     slow leaves the nodes in their order and puts the reason in each node's
-    ``trilha_kg_warning`` metadata (hidden from the LLM), and in the log. The postprocessor keeps
-    no per-call state, so one instance serves concurrent queries.
+    ``trilha_kg_warning`` metadata (hidden from the LLM), and in the log. The graph is read as
+    ``principal`` sees it (None: anonymous). The postprocessor keeps no per-call state, so one
+    instance serves concurrent queries.
     """
 
     weight: float = Field(default=0.1, ge=0, le=1, description="Share of the KG boost.")
     _booster: KgBooster = PrivateAttr()
+    _principal: Principal | None = PrivateAttr(default=None)
 
-    def __init__(self, booster: KgBooster, **kwargs: Any) -> None:
+    def __init__(
+        self, booster: KgBooster, principal: Principal | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self._booster = booster
+        self._principal = principal
 
     @classmethod
     def from_workspace(
-        cls, workspace: Workspace, weight: float | None = None
+        cls, workspace: Workspace, weight: float | None = None, principal: Principal | None = None
     ) -> KnowledgeGraphBoost:
-        """The booster of a workspace's graph (``TRILHA_WEIGHT_KG`` by default)."""
+        """The booster of a workspace's graph (``TRILHA_WEIGHT_KG`` by default), reading as
+        ``principal``."""
         booster = workspace.booster
         if booster is None:
             raise BadRequestError("the workspace has no graph; set TRILHA_GRAPH_BACKEND")
-        return cls(booster, weight=workspace.settings.weight_kg if weight is None else weight)
+        share = workspace.settings.weight_kg if weight is None else weight
+        return cls(booster, principal, weight=share)
 
     @classmethod
     def class_name(cls) -> str:
@@ -111,7 +119,8 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         if not nodes:
             return []
         hits = [node_to_hit(n) for n in nodes]
-        kg, warning = self._booster.boost(query_bundle.query_str, [h.unit.unit_id for h in hits])
+        ids = [h.unit.unit_id for h in hits]
+        kg, warning = self._booster.boost(query_bundle.query_str, ids, None, self._principal)
         if warning:
             log.warning("KG boost skipped: %s", warning)
             return [_warned(n, warning) for n in nodes]

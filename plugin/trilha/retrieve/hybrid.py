@@ -130,7 +130,7 @@ class HybridSearcher:
         """The graph boost (:func:`~trilha.retrieve.kg.kg_stage`), or nothing when not asked."""
         if not params.kg:
             return None, None
-        return kg_stage(self.booster, text, sides.values())
+        return kg_stage(self.booster, text, sides.values(), params.principal)
 
     def merge(
         self,

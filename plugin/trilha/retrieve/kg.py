@@ -45,6 +45,7 @@ import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from trilha.access import Principal
 from trilha.graph.build.extract import entities_in_query
 from trilha.retrieve.fusion import minmax
 from trilha.retrieve.merge import KgStage
@@ -62,11 +63,16 @@ class KgBooster(Protocol):
     """Scores candidates from the knowledge graph (seed 001, stage 7)."""
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
-        """``(unit_id -> boost in [0, 1], warning)``; an empty dict and a warning when the
-        graph is down or slow. Must never raise for backend trouble. Only ``relevant`` units
-        may get a boost (None: every unit)."""
+        """``(unit_id -> boost in [0, 1], warning)`` from what ``principal`` sees (None:
+        anonymous); an empty dict and a warning when the graph is down or slow. Must never
+        raise for backend trouble. Only ``relevant`` units may get a boost (None: every
+        unit)."""
         ...
 
 
@@ -77,17 +83,22 @@ def well_ranked(
     return {u for scores in side_scores for u, v in minmax(scores).items() if v >= floor}
 
 
-def kg_stage(booster: KgBooster | None, query: str, sides: Iterable[SideResult]) -> KgStage:
-    """The graph boost of the union of the sides' candidates, or None (with the reason as the
-    stage's note) when the workspace has no graph or the graph failed; only the candidates a
-    side ranks well (:func:`well_ranked`) may be boosted."""
+def kg_stage(
+    booster: KgBooster | None,
+    query: str,
+    sides: Iterable[SideResult],
+    principal: Principal | None = None,
+) -> KgStage:
+    """The graph boost of the union of the sides' candidates as ``principal`` sees the graph,
+    or None (with the reason as the stage's note) when the workspace has no graph or the graph
+    failed; only the candidates a side ranks well (:func:`well_ranked`) may be boosted."""
     ranked = [side.scores for side in sides]
     union = list(dict.fromkeys(uid for scores in ranked for uid in scores))
     if booster is None:
         note = "kg boost requested but the workspace has no graph"
         return None, StageTrace(name="kg", latency_ms=0.0, count=0, note=note)
     start = time.perf_counter()
-    scores, warning = booster.boost(query, union, well_ranked(ranked))
+    scores, warning = booster.boost(query, union, well_ranked(ranked), principal)
     boosted = sum(v > 0 for v in scores.values())
     stage = StageTrace(name="kg", latency_ms=elapsed_ms(start), count=boosted, note=warning)
     return (None if warning else scores), stage
@@ -100,11 +111,17 @@ class GraphBooster:
         self.service = service
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
-        """``(unit_id -> boost in [0, 1], warning)``; only ``relevant`` units may score (all
-        units when None)."""
-        result = self.service.kg_boost(unit_ids, entities_in_query(query), relevant=relevant)
+        """``(unit_id -> boost in [0, 1], warning)`` from what ``principal`` sees (None:
+        anonymous); only ``relevant`` units may score (all units when None)."""
+        result = self.service.kg_boost(
+            unit_ids, entities_in_query(query), relevant=relevant, principal=principal
+        )
         return result.scores, result.warning
 
 
@@ -115,7 +132,11 @@ class UnavailableBooster:
         self.warning = warning
 
     def boost(
-        self, query: str, unit_ids: Sequence[str], relevant: Collection[str] | None = None
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> tuple[dict[str, float], str | None]:
         """Nothing, and why."""
         return {}, self.warning

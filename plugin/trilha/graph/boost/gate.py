@@ -1,7 +1,8 @@
-"""What a KG boost needs before it reads: the thread pool its reads run on, the KG prior of
-chunks and the chunk count of entities written before those existed (stored once), how many
-chunks the graph holds (for the entities' specificity), and whether the graph holds any curated
-evidence at all, so that a query naming no entity skips the graph entirely."""
+"""What a KG boost needs before it reads: the thread pool its reads run on, the KG priors of
+chunks and the chunk counts of entities written before those existed (stored once), how many
+chunks a principal sees in the graph (for the entities' specificity; per principal scope), and
+whether the graph holds any curated evidence at all, so that a query naming no entity skips the
+graph entirely."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from trilha.access import Principal, scope_key
 from trilha.errors import TrilhaError
 from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.boost.score import BoostResult, BoostWeights, entity_keys
 from trilha.graph.stores.base import GraphStore
+from trilha.graph.visibility import Visibility
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ class BoostGate:
         self._clock = clock
         self._priors_ready = False
         self._evidence: tuple[bool, float] | None = None
-        self._corpus: tuple[int | None, float] | None = None
+        self._corpus: dict[str, tuple[int, float]] = {}
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
@@ -53,20 +56,25 @@ class BoostGate:
     def forget(self) -> None:
         """The graph was written: ask again whether it holds evidence and how many chunks."""
         self._evidence = None
-        self._corpus = None
+        self._corpus = {}
 
-    def corpus_size(self) -> int | None:
-        """Chunks in the graph, asked again after a write or after ``ttl_s``; None when the
-        graph cannot say (the boost then treats every entity as specific)."""
-        now = self._clock()
-        if self._corpus is None or now - self._corpus[1] > self.ttl_s:
+    def corpus_size(self, principal: Principal | None = None) -> int | None:
+        """Chunks ``principal`` (None: anonymous) sees in the graph, kept per principal scope
+        and asked again after a write or after ``ttl_s``; None when the graph cannot say (the
+        boost then treats every entity as specific)."""
+        who = principal or Principal.anonymous()
+        scope, now = scope_key(who), self._clock()
+        known = self._corpus.get(scope)
+        if known is None or now - known[1] > self.ttl_s:
+            vis = Visibility.of(who)
             try:
-                rows = self.pool.submit(self.store.run, cypher.chunk_count(), {})
-                self._corpus = (int(rows.result(self.timeout_s)[0]["n"]), now)
+                rows = self.pool.submit(self.store.run, cypher.chunk_count(vis), vis.params)
+                known = (int(rows.result(self.timeout_s)[0]["n"]), now)
             except Exception as e:  # the boost itself will degrade and say why
                 logger.debug("cannot count the graph's chunks: %s", e)
                 return None
-        return self._corpus[0]
+            self._corpus[scope] = known
+        return known[0]
 
     def close(self) -> None:
         """Stop the pool (a read in flight finishes on its own)."""

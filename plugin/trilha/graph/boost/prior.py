@@ -1,8 +1,10 @@
 """The stored KG prior: each Chunk's query-independent evidence score, kept as ``kg_prior``.
 
 The prior (:func:`trilha.graph.boost.score.evidence_prior`) sums the Criterio, Fato and Prova nodes
-linked to a chunk or to its Doc. It changes only when those links change, so it is computed at
-write time and a query reads it with its candidates in one statement:
+linked to a chunk or to its Doc; ``kg_prior_own`` those linked to the chunk itself, which a
+query reads instead when its principal may not see the Doc. They change only when those links
+change, so they are computed at write time and a query reads them with its candidates in one
+statement:
 
 * units written: their chunks (a new chunk inherits its Doc's evidence);
 * records written: the chunks of every Doc or Chunk a ``HAS_CRITERIO``/``HAS_FATO``/``HAS_PROVA``
@@ -11,9 +13,10 @@ write time and a query reads it with its candidates in one statement:
 * a document deleted: nothing (its chunks are gone; other chunks' evidence is unchanged);
 * chunks written before priors existed: :func:`backfill_priors`, on the first boost.
 
-The entity part of the boost also reads one stored count per entity, ``chunks`` (how many
-chunks mention it), kept by every mention write; :func:`backfill_entity_counts` fills it in on
-a graph written before counts existed.
+The entity part of the boost also reads, per entity, how many chunks the principal sees
+mention it, from the entity's access summary (:mod:`trilha.graph.support`), kept by every
+mention write with ``chunks`` (the count over all chunks); :func:`backfill_entity_counts` fills
+both in on a graph written before they existed.
 """
 
 from __future__ import annotations
@@ -35,12 +38,15 @@ EVIDENCE_RELS = frozenset({"HAS_CRITERIO", "HAS_FATO", "HAS_PROVA"})
 def refresh_priors(
     store: GraphStore, chunk_ids: Iterable[str], weights: BoostWeights, batch_size: int = 2000
 ) -> int:
-    """Recompute and store ``kg_prior`` of ``chunk_ids``; returns how many chunks were set."""
+    """Recompute and store the priors of ``chunk_ids`` (``kg_prior``, and ``kg_prior_own`` from
+    the evidence linked to the chunk itself); returns how many chunks were set."""
     ids = sorted(set(chunk_ids))
     rows: list[dict[str, Any]] = []
     for part in batched(ids, batch_size):
-        found = store.run(cypher.chunk_evidence(), {"ids": list(part)})
-        rows.extend({"id": r["uid"], "prior": evidence_prior(r, weights)} for r in found)
+        for r in store.run(cypher.chunk_evidence(), {"ids": list(part)}):
+            own = {k: r[f"own_{k}"] for k in ("criterios", "fatos", "provas")}
+            prior, own_prior = evidence_prior(r, weights), evidence_prior(own, weights)
+            rows.append({"id": r["uid"], "prior": prior, "own": own_prior})
     write_rows(store, cypher.set_kg_prior(), rows, batch_size=batch_size)
     return len(rows)
 

@@ -19,6 +19,12 @@ Dividing by at least 1 (one Criterio of peso 1, or one fully salient entity that
 mentions) keeps weak evidence weak: a lone low-salience mention of a common entity no longer
 earns the whole ``kg`` share. :mod:`trilha.retrieve.kg` gives the SciFact train numbers.
 
+Everything is read as a ``principal`` sees it (None: anonymous): only chunks it sees are
+scored; the prior counts evidence reached through the chunk's Doc only when it sees the Doc;
+df counts the chunks it sees (the entity's access summary, :mod:`trilha.graph.support`) and N
+is the number of chunks it sees (the caller's ``corpus_size``), so a chunk it may not see never
+moves a score.
+
 When the caller passes a ``relevant`` set (the candidates the retrieval sides already rank
 well), only those are read and scored; the others get 0. The graph then reorders what the text
 found instead of promoting what the query merely dragged into the pool
@@ -35,16 +41,19 @@ import asyncio
 import logging
 import math
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Executor, Future
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from trilha.access import Principal
 from trilha.errors import BadRequestError
 from trilha.graph.boost import statements as cypher
 from trilha.graph.model import normalise_name
 from trilha.graph.stores.base import GraphStore, Row
+from trilha.graph.visibility import Visibility
 
 logger = logging.getLogger(__name__)
 
@@ -133,12 +142,12 @@ def entity_keys(query_entities: Sequence[str]) -> list[str]:
 
 
 def _rows(
-    store: GraphStore, unit_ids: Sequence[str], keys: list[str], timeout_s: float
+    store: GraphStore, unit_ids: Sequence[str], keys: list[str], timeout_s: float, vis: Visibility
 ) -> list[Row]:
-    params: dict[str, Any] = {"unit_ids": list(dict.fromkeys(unit_ids))}
+    params: dict[str, Any] = {**vis.params, "unit_ids": list(dict.fromkeys(unit_ids))}
     if keys:
         params["entity_keys"] = keys
-    return store.run(cypher.kg_boost(bool(keys)), params, timeout_s=timeout_s)
+    return store.run(cypher.kg_boost(bool(keys), vis), params, timeout_s=timeout_s)
 
 
 def _scored(
@@ -168,16 +177,21 @@ def _check_timeout(timeout_s: float) -> None:
 
 
 def _start(
-    store: GraphStore, ids: list[str], keys: list[str], timeout_s: float, executor: Executor | None
+    store: GraphStore,
+    ids: list[str],
+    keys: list[str],
+    timeout_s: float,
+    executor: Executor | None,
+    vis: Visibility,
 ) -> Future[list[Row]]:
     """The boost read, running on ``executor`` or a new daemon thread."""
     if executor is not None:
-        return executor.submit(_rows, store, ids, keys, timeout_s)
+        return executor.submit(_rows, store, ids, keys, timeout_s, vis)
     future: Future[list[Row]] = Future()
 
     def work() -> None:
         try:
-            future.set_result(_rows(store, ids, keys, timeout_s))
+            future.set_result(_rows(store, ids, keys, timeout_s, vis))
         except BaseException as e:  # handed to the caller's thread through the future
             future.set_exception(e)
 
@@ -195,10 +209,12 @@ def compute_kg_boost(
     relevant: Collection[str] | None = None,
     executor: Executor | None = None,
     corpus_size: int | None = None,
+    principal: Principal | None = None,
 ) -> BoostResult:
-    """Boosts for ``unit_ids`` with at most ONE graph query, within ``timeout_s`` (wall
-    clock); only ``relevant`` units are read and may score (all when None). ``corpus_size``
-    (chunks in the graph) sets the entities' specificity; None treats every entity as specific.
+    """Boosts for ``unit_ids`` as ``principal`` sees the graph (None: anonymous), with at most
+    ONE graph query, within ``timeout_s`` (wall clock); only ``relevant`` units are read and may
+    score (all when None). ``corpus_size`` (chunks the principal sees in the graph) sets the
+    entities' specificity; None treats every entity as specific.
 
     The query runs on ``executor`` (a long-lived pool: no thread to start per call) or, without
     one, on a new daemon thread; either way the caller stops waiting at ``timeout_s``."""
@@ -211,9 +227,9 @@ def compute_kg_boost(
     if not wanted:
         return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     try:
-        rows = _start(store, wanted, entity_keys(query_entities), timeout_s, executor).result(
-            timeout_s
-        )
+        keys = entity_keys(query_entities)
+        future = _start(store, wanted, keys, timeout_s, executor, Visibility.of(principal))
+        rows = future.result(timeout_s)
     except TimeoutError:
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
@@ -233,11 +249,12 @@ async def acompute_kg_boost(
     max_concurrency: int = 20,
     semaphore: asyncio.Semaphore | None = None,
     corpus_size: int | None = None,
+    principal: Principal | None = None,
 ) -> BoostResult:
     """Async boosts: one query per ``batch_size`` units (default: one for all), at most
     ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
-    Normalisation is over the whole set of units; ``relevant`` and ``corpus_size`` as in
-    :func:`compute_kg_boost`."""
+    Normalisation is over the whole set of units; ``relevant``, ``corpus_size`` and
+    ``principal`` as in :func:`compute_kg_boost`."""
     _check_timeout(timeout_s)
     if not unit_ids:
         return BoostResult(scores={})
@@ -247,19 +264,30 @@ async def acompute_kg_boost(
     if not ids:
         return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     size = batch_size or len(ids)
+    batches = [ids[i : i + size] for i in range(0, len(ids), size)]
+    read = partial(_rows, store, keys=entity_keys(query_entities), timeout_s=timeout_s)
     gate = semaphore or asyncio.Semaphore(max_concurrency)
-    keys = entity_keys(query_entities)
-
-    async def one(batch: list[str]) -> list[Row]:
-        async with gate:
-            return await asyncio.to_thread(_rows, store, batch, keys, timeout_s)
-
-    jobs = [one(ids[i : i + size]) for i in range(0, len(ids), size)]
+    vis = Visibility.of(principal)
     try:
-        parts = await asyncio.wait_for(asyncio.gather(*jobs), timeout=timeout_s)
+        parts = await asyncio.wait_for(_gathered(read, batches, gate, vis), timeout=timeout_s)
     except TimeoutError:
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
     rows = [row for part in parts for row in part]
     return _scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
+
+
+async def _gathered(
+    read: Callable[..., list[Row]],
+    batches: list[list[str]],
+    gate: asyncio.Semaphore,
+    vis: Visibility,
+) -> list[list[Row]]:
+    """``read`` of every batch on threads, at most as many at once as ``gate`` lets in."""
+
+    async def one(batch: list[str]) -> list[Row]:
+        async with gate:
+            return await asyncio.to_thread(read, batch, vis=vis)
+
+    return list(await asyncio.gather(*(one(b) for b in batches)))

@@ -13,6 +13,7 @@ import weakref
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from trilha.access import Principal
 from trilha.graph.boost.gate import BoostGate
 from trilha.graph.boost.score import BoostResult, acompute_kg_boost, compute_kg_boost, gated_ids
 from trilha.graph.log import RetrievalLog
@@ -47,11 +48,12 @@ class KGBooster:
         query_entities: Sequence[str],
         *,
         relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
-        """KG boost within ``boost_timeout_s`` (never raises for graph trouble; not cached);
-        only ``relevant`` units are read and may score (every unit when None). When the query
-        names no entity and the graph holds no curated evidence, every boost is 0 and the
-        graph is not asked."""
+        """KG boost as ``principal`` sees the graph (None: anonymous) within ``timeout_s``
+        (never raises for graph trouble; not cached); only ``relevant`` units are read and may
+        score (every unit when None). When the query names no entity and the graph holds no
+        curated evidence, every boost is 0 and the graph is not asked."""
         nothing = self._gate.nothing_to_read(unit_ids, query_entities)
         if nothing is not None:
             return nothing
@@ -63,7 +65,8 @@ class KGBooster:
             self.timeout_s,
             relevant=relevant,
             executor=self._gate.pool,
-            corpus_size=self._gate.corpus_size(),
+            corpus_size=self._gate.corpus_size(principal),
+            principal=principal,
         )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
@@ -75,6 +78,7 @@ class KGBooster:
         *,
         relevant: Collection[str] | None = None,
         batch_size: int | None = None,
+        principal: Principal | None = None,
     ) -> BoostResult:
         """Async KG boost (as :meth:`boost`); all calls on one event loop share
         ``max_concurrency``."""
@@ -92,7 +96,8 @@ class KGBooster:
             relevant=relevant,
             batch_size=batch_size,
             semaphore=gate,
-            corpus_size=await asyncio.to_thread(self._gate.corpus_size),
+            corpus_size=await asyncio.to_thread(self._gate.corpus_size, principal),
+            principal=principal,
         )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result

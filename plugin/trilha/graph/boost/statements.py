@@ -7,21 +7,24 @@ Every value is a ``$parameter``; the arithmetic happens in Python
 from __future__ import annotations
 
 from trilha.graph.model import check_label
+from trilha.graph.visibility import Visibility
 
 
 def entities_without_chunk_count() -> str:
-    """Ids of entities with no ``chunks`` count yet (written before counts existed; read)."""
-    return "MATCH (e:Entity) WHERE e.chunks IS NULL RETURN e.id AS id"
+    """Ids of entities with no ``chunks`` count or no access summary yet (written before they
+    existed; read)."""
+    return "MATCH (e:Entity) WHERE e.chunks IS NULL OR e.support_n IS NULL RETURN e.id AS id"
 
 
-def chunk_count() -> str:
-    """How many Chunk nodes the graph holds (read)."""
-    return "MATCH (c:Chunk) RETURN count(c) AS n"
+def chunk_count(vis: Visibility) -> str:
+    """How many Chunk nodes ``vis`` sees (read)."""
+    return f"MATCH (c:Chunk) WHERE {vis.own('c')} RETURN count(c) AS n"
 
 
 def chunk_evidence() -> str:
     """Per chunk ``$ids``: the Criterio (with ``peso``), Fato and Prova nodes linked to it or to
-    its Doc (read). Feeds the stored prior (:func:`trilha.graph.boost.prior.evidence_prior`)."""
+    its Doc, and (``own_*``) those linked to the chunk itself (read). Feeds the stored priors
+    (:func:`trilha.graph.boost.prior.evidence_prior`)."""
 
     def part(var: str, rel: str, label: str, alias: str, carried: str, value: str) -> str:
         return (
@@ -39,18 +42,23 @@ def chunk_evidence() -> str:
         + part("c", "HAS_FATO", "Fato", "f2", ", k1_d, k2_c, f1_d", "f2.id")
         + part("d", "HAS_PROVA", "Prova", "p1", ", k1_d, k2_c, f1_d, f2_c", "p1.id")
         + part("c", "HAS_PROVA", "Prova", "p2", ", k1_d, k2_c, f1_d, f2_c, p1_d", "p2.id")
-        + "RETURN uid, k1_d + k2_c AS criterios, f1_d + f2_c AS fatos, p1_d + p2_c AS provas"
+        + "RETURN uid, k1_d + k2_c AS criterios, f1_d + f2_c AS fatos, p1_d + p2_c AS provas, "
+        "k2_c AS own_criterios, f2_c AS own_fatos, p2_c AS own_provas"
     )
 
 
 def set_kg_prior() -> str:
-    """Store each chunk's prior (rows: ``{id, prior}``)."""
-    return "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) SET c.kg_prior = row.prior"
+    """Store each chunk's prior, from the evidence of the chunk and its Doc (``kg_prior``) and
+    from the chunk's own (``kg_prior_own``; rows: ``{id, prior, own}``)."""
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
+        "SET c.kg_prior = row.prior, c.kg_prior_own = row.own"
+    )
 
 
 def chunks_without_prior() -> str:
-    """Ids of chunks that have no ``kg_prior`` yet (written before priors existed; read)."""
-    return "MATCH (c:Chunk) WHERE c.kg_prior IS NULL RETURN c.id AS id"
+    """Ids of chunks without their two priors yet (written before they existed; read)."""
+    return "MATCH (c:Chunk) WHERE c.kg_prior IS NULL OR c.kg_prior_own IS NULL RETURN c.id AS id"
 
 
 def chunks_of_docs() -> str:
@@ -73,16 +81,25 @@ def any_evidence() -> str:
     return "MATCH (c:Chunk) WHERE c.kg_prior > 0 RETURN c.id AS id LIMIT 1"
 
 
-def kg_boost(with_entities: bool) -> str:
-    """Per chunk ``$unit_ids``: its stored ``kg_prior`` and, ``with_entities``, the entities of
-    ``$entity_keys`` it mentions with their salience and stored chunk count. One statement for
-    the whole batch; the arithmetic happens in Python
-    (:func:`trilha.graph.boost.score.raw_boost`)."""
-    head = "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
+def kg_boost(with_entities: bool, vis: Visibility) -> str:
+    """Per chunk ``$unit_ids`` that ``vis`` sees: its stored prior (``kg_prior`` when ``vis``
+    sees its Doc, else ``kg_prior_own``: evidence reached through a hidden Doc does not count;
+    the Doc is looked at only when the two differ)
+    and, ``with_entities``, the entities of ``$entity_keys`` it mentions with their salience
+    and how many chunks ``vis`` sees mention them (from their access summary,
+    :mod:`trilha.graph.support`). One statement for the whole batch; the arithmetic happens in
+    Python (:func:`trilha.graph.boost.score.raw_boost`)."""
+    doc_seen = f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
+    head = (
+        "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
+        f"WITH uid, c WHERE {vis.own('c')} "
+        "WITH uid, c, CASE WHEN c.kg_prior = c.kg_prior_own THEN c.kg_prior "
+        f"WHEN {doc_seen} THEN c.kg_prior ELSE c.kg_prior_own END AS prior "
+    )
     if not with_entities:
-        return head + "RETURN uid, c.kg_prior AS prior"
+        return head + "RETURN uid, prior"
     return (
         head + "OPTIONAL MATCH (c)-[m:MENTIONS]->(e:Entity) WHERE e.id IN $entity_keys "
-        "WITH uid, c, collect({id: e.id, salience: m.salience, chunks: e.chunks}) AS ents "
-        "RETURN uid, c.kg_prior AS prior, ents AS entities"
+        f"WITH uid, prior, collect({{id: e.id, salience: m.salience, chunks: {vis.support('e')}}}) "
+        "AS ents RETURN uid, prior, ents AS entities"
     )

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from trilha.graph import support
 from trilha.graph.build import statements as cypher
 from trilha.graph.model import EDGE_SPECS
 from trilha.graph.stores.base import GraphStore, batched, write_rows
@@ -56,14 +57,17 @@ def drop_orphans(store: GraphStore, label: str, rel: str, ids: Iterable[str]) ->
 
 
 def remove_chunk_nodes(store: GraphStore, chunk_ids: Sequence[str], batch_size: int) -> int:
-    """Delete chunks with their mentions; recompute co-occurrence and salience of the
-    entities they mentioned and drop the orphans. Returns the entities removed."""
+    """Delete chunks with their mentions; recompute co-occurrence, salience and the access
+    summaries (:mod:`trilha.graph.support`) of what they supported, and drop the orphans.
+    Returns the entities removed."""
     if not chunk_ids:
         return 0
     entity_ids = [r["id"] for r in store.run(cypher.mentioned_by(), {"ids": chunk_ids})]
+    supported = support.supported_pairs(store, chunk_ids)
     for part in batched(chunk_ids, batch_size):
         store.write(cypher.delete_nodes("Chunk"), {"ids": list(part)})
     refresh_pairs(store, pairs_touching(store, entity_ids), batch_size)
+    support.refresh_pairs(store, supported, batch_size)
     removed = drop_orphans(store, "Entity", "MENTIONS", entity_ids)
     write_rows(store, cypher.refresh_entity_salience(), sorted(entity_ids), batch_size=batch_size)
     return removed

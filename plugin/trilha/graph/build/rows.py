@@ -12,7 +12,7 @@ from trilha.errors import BadRequestError
 from trilha.graph.build.extract import ExtractedEntity
 from trilha.graph.build.records import EdgeRecord, NodeRecord, locate, refuse
 from trilha.graph.model import NODE_SPECS, node_key, normalise_name
-from trilha.graph.visibility import DEFAULT_ACCESS, record_access, unit_access
+from trilha.graph.visibility import record_access, unit_access
 from trilha.types import TextUnit
 
 
@@ -141,9 +141,9 @@ def record_rows(
     batch: Sequence[NodeRecord | EdgeRecord], access_defaults: Mapping[str, Any] | None
 ) -> tuple[NodeRows, EdgeRows]:
     """Rows per node label and per (type, source label, target label). Node access fields
-    come from props over ``access_defaults`` (:data:`DEFAULT_ACCESS` when None); every bad
-    one is listed in one :class:`~trilha.errors.BadRequestError`."""
-    defaults = DEFAULT_ACCESS if access_defaults is None else access_defaults
+    come from props over ``access_defaults`` (None: a unit's own defaults, public, sensitivity
+    0, level 0); every bad one is listed in one :class:`~trilha.errors.BadRequestError`."""
+    defaults = access_defaults or {}
     nodes: NodeRows = defaultdict(list)
     edges: EdgeRows = defaultdict(list)
     errors: list[str] = []
@@ -158,3 +158,25 @@ def record_rows(
             edges[(r.type, sl, tl)].append(edge_row(r))
     refuse(errors)
     return nodes, edges
+
+
+def summaries_touched(
+    batch: Sequence[NodeRecord | EdgeRecord],
+) -> tuple[set[str], set[tuple[str, str]]]:
+    """What ``batch`` may change in the access summaries (:mod:`trilha.graph.support`): the
+    chunks it writes (Chunk nodes, MENTIONS from a Chunk) and the entity pairs (``a < b``) of
+    its RELATED edges."""
+    chunks: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for r in batch:
+        if isinstance(r, NodeRecord):
+            if r.label == "Chunk":
+                chunks.add(node_key("Chunk", r.id))
+            continue
+        (sl, si), (tl, ti) = r.endpoints()
+        if r.type == "MENTIONS" and sl == "Chunk":
+            chunks.add(node_key("Chunk", si))
+        elif r.type == "RELATED":
+            a, b = sorted((node_key(sl, si), node_key(tl, ti)))
+            pairs.add((a, b))
+    return chunks, pairs

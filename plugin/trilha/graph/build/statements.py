@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from trilha.graph.model import COOCCURRENCE_WEIGHT_CYPHER, check_label, check_rel_type
 from trilha.graph.read.statements import node_map
+from trilha.graph.support import refresh_entities
 
 
 def upsert_nodes(label: str) -> str:
@@ -74,13 +75,10 @@ def upsert_mentions() -> str:
 
 
 def refresh_entity_salience() -> str:
-    """Set each entity's salience to its highest mention salience and ``chunks`` to the number
-    of chunks mentioning it (its document frequency, read by the KG boost; rows: entity ids)."""
-    return (
-        "UNWIND $rows AS k MATCH (e:Entity {id: k}) OPTIONAL MATCH (e)<-[m:MENTIONS]-(:Chunk) "
-        "WITH e, max(m.salience) AS s, count(m) AS n "
-        "SET e.salience = coalesce(s, e.salience, 0.0), e.chunks = n"
-    )
+    """Set each entity's salience to its highest mention salience, ``chunks`` to the number of
+    chunks mentioning it (its document frequency, read by the KG boost) and its access summary
+    (:func:`trilha.graph.support.refresh_entities`; rows: entity ids)."""
+    return refresh_entities()
 
 
 _COOC = (

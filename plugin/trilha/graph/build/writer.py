@@ -38,8 +38,11 @@ from trilha.graph.build.rows import (
     doc_rows,
     link_rows,
     record_rows,
+    summaries_touched,
 )
 from trilha.graph.stores.base import GraphStore, ensure_indexes, write_returning, write_rows
+from trilha.graph.support import Pair, supported_pairs, upgrade_support
+from trilha.graph.support import refresh_pairs as refresh_summaries
 from trilha.types import TextUnit
 
 logger = logging.getLogger(__name__)
@@ -94,6 +97,8 @@ class GraphWriter:
     ) -> WriteStats:
         """Upsert units with their entities (extracted unless given per ``unit_id``)."""
         self.ensure_schema()
+        ids = [u.unit_id for u in units]
+        before = supported_pairs(self.store, ids)
         docs, chunks = doc_rows(units), chunk_rows(units)
         self._write(cypher.upsert_nodes("Doc"), docs)
         self._write(cypher.upsert_chunks(), chunks)
@@ -115,6 +120,7 @@ class GraphWriter:
         entities_n, mentions_n, pairs_n = write_mentions(
             self.store, per_unit, pair_entities=self.pair_entities, batch_size=self.batch_size
         )
+        self._refresh_summaries(before, ids, entities=False)
         self.refresh_priors(per_unit)
         return WriteStats(
             docs=len(docs),
@@ -124,15 +130,37 @@ class GraphWriter:
             pairs=pairs_n,
         )
 
+    def upgrade_support(self) -> int:
+        """Give the RELATED edges written before access summaries existed theirs; how many."""
+        return upgrade_support(self.store, self.batch_size)
+
     def lacks_access(self) -> bool:
         """True when some Doc or Chunk was stored without its access fields (an old graph)."""
         return any(self.store.run(cypher.without_access(label)) for label in ("Chunk", "Doc"))
 
     def write_access(self, units: Sequence[TextUnit]) -> int:
         """Set the Doc and Chunk properties (access fields included) of ``units`` again,
-        leaving their entities and links alone; returns the units written."""
+        leaving their entities and links alone, and the access summaries those chunks are in;
+        returns the units written."""
         self._write(cypher.upsert_nodes("Doc"), doc_rows(units))
-        return self._write(cypher.upsert_chunks(), chunk_rows(units))
+        written = self._write(cypher.upsert_chunks(), chunk_rows(units))
+        self._refresh_summaries(set(), [u.unit_id for u in units])
+        return written
+
+    def _refresh_summaries(
+        self, pairs: set[Pair], chunk_ids: Sequence[str], *, entities: bool = True
+    ) -> None:
+        """Recompute the access summaries (:mod:`trilha.graph.support`) of the RELATED edges
+        between ``pairs`` (those the chunks were in before a write) and of those the chunks
+        ``chunk_ids`` are in now; with ``entities``, of the entities they mention too."""
+        refresh_summaries(
+            self.store, pairs | supported_pairs(self.store, chunk_ids), self.batch_size
+        )
+        ids = sorted(set(chunk_ids))
+        if not entities:
+            return
+        rows = self.store.run(cypher.mentioned_by(), {"ids": ids}) if ids else []
+        self._write(cypher.refresh_entity_salience(), sorted({r["id"] for r in rows}))
 
     def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
         """Recompute the stored KG prior of ``chunk_ids``."""
@@ -238,9 +266,12 @@ class GraphWriter:
         )
         nodes, edges = record_rows(batch, access_defaults)
         self.ensure_schema()
+        chunks, pairs = summaries_touched(batch)
+        before = supported_pairs(self.store, chunks)
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
             self._write(cypher.upsert_edges(rel, sl, tl), rows)
+        self._refresh_summaries(before | pairs, sorted(chunks))
         self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))

@@ -14,6 +14,7 @@ from trilha.access import Principal
 from trilha.graph.model import EDGE_SPECS, display_id, normalise_name
 from trilha.graph.read.path_search import VisiblePathSearch, visible_entities
 from trilha.graph.read.results import (
+    GraphEdge,
     PathMeta,
     PathResult,
     to_edge,
@@ -52,31 +53,41 @@ def path(
     length = bounded("max_length", max_length, 1, MAX_PATH_LENGTH, notes)
     src, dst = text_arg("source_entity", source_entity), text_arg("target_entity", target_entity)
     ks, kt = normalise_name(src), normalise_name(dst)
-    params = {**vis.params, "ids": [ks, kt]}
-    known = {
-        r["node"]["props"]["id"]: r["node"]["props"]
-        for r in store.run(visible_entities(vis), params, timeout_s=timeout_s)
-    }
-
-    def empty(reason: str) -> PathResult:
-        return PathResult(
-            path=[],
-            edges=[],
-            meta=PathMeta(length=None, max_length=length, found=False, reason=reason, notes=notes),
-        )
-
+    known = _visible(store, vis, [ks, kt], timeout_s)
     missing = [name for name, key in ((src, ks), (dst, kt)) if key not in known]
     if missing:
-        return empty("unknown entity: " + ", ".join(dict.fromkeys(missing)))
+        return _empty("unknown entity: " + ", ".join(dict.fromkeys(missing)), length, notes)
     if ks == kt:
-        node = to_node("Entity", known[ks])
         meta = PathMeta(length=0, max_length=length, found=True, notes=notes)
-        return PathResult(path=[node], edges=[], meta=meta)
+        return PathResult(path=[to_node("Entity", known[ks])], edges=[], meta=meta)
     search = VisiblePathSearch(store, vis, types, timeout_s)
     found = search.find(known[ks], known[kt], length)
     if found is None:
-        return empty(f"no path of at most {length} edges")
+        return _empty(f"no path of at most {length} edges", length, notes)
     nodes, rels = found
+    return PathResult(
+        path=[to_node(n["label"], n["props"]) for n in nodes],
+        edges=_edges(nodes, rels),
+        meta=PathMeta(length=len(rels), max_length=length, found=True, notes=notes),
+    )
+
+
+def _visible(
+    store: GraphStore, vis: Visibility, keys: list[str], timeout_s: float | None
+) -> dict[str, dict[str, Any]]:
+    """The props of the entities ``keys`` that ``vis`` sees, by id."""
+    rows = store.run(visible_entities(vis), {**vis.params, "ids": keys}, timeout_s=timeout_s)
+    return {r["node"]["props"]["id"]: r["node"]["props"] for r in rows}
+
+
+def _empty(reason: str, length: int, notes: list[str]) -> PathResult:
+    meta = PathMeta(length=None, max_length=length, found=False, reason=reason, notes=notes)
+    return PathResult(path=[], edges=[], meta=meta)
+
+
+def _edges(nodes: list[dict[str, Any]], rels: list[dict[str, Any]]) -> list[GraphEdge]:
+    """The path's edges in path order: an undirected type (RELATED) oriented along the path,
+    directed types in their stored direction."""
     shown = [display_id(n["label"], n["props"]) for n in nodes]
     edges = []
     for i, r in enumerate(rels):
@@ -88,11 +99,7 @@ def path(
         else:
             ends = (shown[i], shown[i + 1])
         edges.append(to_edge(r["type"], ends[0], ends[1], r["props"] or {}))
-    return PathResult(
-        path=[to_node(n["label"], n["props"]) for n in nodes],
-        edges=edges,
-        meta=PathMeta(length=len(rels), max_length=length, found=True, notes=notes),
-    )
+    return edges
 
 
 def _props(nodes: list[dict[str, Any]], rel: dict[str, Any], end: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trilha.graph.model import check_label, check_rel_type
-from trilha.graph.read.statements import node_map, rel_map
+from trilha.graph.read.statements import node_map
 from trilha.graph.stores.base import GraphStore, Row, batched
 from trilha.graph.visibility import Visibility, visible_weight
 
@@ -29,24 +29,36 @@ BATCH = 5000
 
 
 def neighbours(label: str, rel_types: Sequence[str], related: bool, vis: Visibility) -> str:
-    """Visible neighbours of the ``label`` nodes in ``$ids`` over ``rel_types`` (RELATED apart:
-    ``related`` asks for RELATED neighbours with their ``support``)."""
+    """Visible neighbours of the ``label`` nodes in ``$ids`` over ``rel_types``, or with
+    ``related`` over RELATED (between Entities), as flat columns (a frontier can be thousands
+    of rows, and every value costs its reading): ``src``, the neighbour's ``id``, and
+
+    * RELATED: the edge's ``support`` (visible chunks behind it), ``weight`` and ``origin``;
+    * other types: the neighbour's ``label``, the edge's ``type``, ``out`` (it leaves ``src``),
+      ``weight``, ``salience`` and ``peso``.
+    """
     head = f"UNWIND $ids AS k MATCH (a:{check_label(label)} {{id: k}})"
-    tail = f"RETURN a.id AS src, {node_map('b')} AS node, {rel_map('r')} AS rel"
     if related:
         return (
-            f"{head}-[r:RELATED]-(b:Entity) WITH a, r, b, {vis.support('a', 'b')} AS support "
-            f"WHERE support > 0 {tail}, support"
+            f"{head}-[r:RELATED]-(b:Entity) WITH a, r, b, {vis.support('r')} AS support "
+            "WHERE support > 0 RETURN a.id AS src, b.id AS id, support, r.weight AS weight, "
+            "r.origin AS origin"
         )
     types = "|".join(check_rel_type(t) for t in rel_types)
-    return f"{head}-[r:{types}]-(b) WHERE {vis.node('b')} {tail}, 0 AS support"
+    return (
+        f"{head}-[r:{types}]-(b) WHERE {vis.node('b')} RETURN a.id AS src, labels(b)[0] AS label, "
+        "b.id AS id, type(r) AS type, startNode(r) = a AS out, r.weight AS weight, "
+        "r.salience AS salience, r.peso AS peso"
+    )
 
 
 def visible_entities(vis: Visibility) -> str:
     """``{label, props}`` of the Entities in ``$ids`` linked to an own node ``vis`` sees (a
-    visible chunk mentions it, a visible task references it...); the others read as missing."""
+    visible chunk mentions it, a visible task references it...); the others read as missing.
+    (``WITH e`` anchors the walk on the entity index, not on a scan of every node.)"""
     return (
-        "UNWIND $ids AS k MATCH (e:Entity {id: k})-[r]-(o) WHERE type(r) <> 'RELATED' AND "
+        "UNWIND $ids AS k MATCH (e:Entity {id: k}) WITH e MATCH (e)-[r]-(o) "
+        "WHERE type(r) <> 'RELATED' AND "
         f"NOT labels(o)[0] IN $vis_shared AND {vis.own('o')} "
         f"WITH DISTINCT e RETURN {node_map('e')} AS node"
     )
@@ -92,7 +104,6 @@ class VisiblePathSearch:
         self.store, self.vis, self.timeout_s = store, vis, timeout_s
         self.related = "RELATED" in rel_types
         self.others = [t for t in rel_types if t != "RELATED"]
-        self.props: dict[NodeKey, dict[str, Any]] = {}
 
     def find(
         self, source: dict[str, Any], target: dict[str, Any], max_length: int
@@ -100,7 +111,6 @@ class VisiblePathSearch:
         """``(nodes, rels)`` in path order (``{label, props}`` and relationship maps), or None
         when no path of at most ``max_length`` edges is seen."""
         a, b = _Side(("Entity", source["id"])), _Side(("Entity", target["id"]))
-        self.props.update({a.start: source, b.start: target})
         while a.frontier and b.frontier and a.depth + b.depth < max_length:
             side, other = (a, b) if len(a.frontier) <= len(b.frontier) else (b, a)
             met = self._expand(side, other)
@@ -113,16 +123,11 @@ class VisiblePathSearch:
         side.depth += 1
         found: dict[NodeKey, tuple[NodeKey, dict[str, Any]]] = {}
         for row in sorted(self._rows(side.frontier), key=_order):
-            node = row["node"]
-            key = (node["label"], node["props"]["id"])
+            key = (row["label"], row["id"])
             if key in side.seen or key in found:
                 continue
-            rel = dict(row["rel"])
-            if rel["type"] == "RELATED":
-                props = rel.get("props") or {}
-                rel["props"] = {**props, "weight": visible_weight(props, row["support"])}
-            found[key] = ((row["from_label"], row["src"]), rel)
-            self.props[key] = node["props"]
+            parent = (row["from_label"], row["src"])
+            found[key] = (parent, _rel(row, parent, key))
         for key, (parent, rel) in found.items():
             side.seen[key] = (side.depth, parent, rel)
         side.frontier = sorted(found)
@@ -139,10 +144,11 @@ class VisiblePathSearch:
                 kinds.append(([], True))
             for types, related in kinds:
                 statement = neighbours(label, types, related, self.vis)
+                fixed = _RELATED if related else {}
                 for part in batched(ids, BATCH):
                     params = {**self.vis.params, "ids": list(part)}
                     got = self.store.run(statement, params, timeout_s=self.timeout_s)
-                    rows.extend({**r, "from_label": label} for r in got)
+                    rows.extend({**r, **fixed, "from_label": label} for r in got)
         return rows
 
     def _assemble(
@@ -152,9 +158,42 @@ class VisiblePathSearch:
         tail, tail_rels = b.trail(meet)
         keys = [*reversed(head), *tail[1:]]
         rels = [*reversed(head_rels), *tail_rels]
-        return [{"label": k[0], "props": self.props[k]} for k in keys], rels
+        return self._nodes(keys), rels
+
+    def _nodes(self, keys: list[NodeKey]) -> list[dict[str, Any]]:
+        """``{label, props}`` of the path's nodes (seen already), in order."""
+        props: dict[NodeKey, dict[str, Any]] = {}
+        for label in sorted({k[0] for k in keys}):
+            ids = [k[1] for k in keys if k[0] == label]
+            statement = (
+                f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) "
+                f"RETURN {node_map('n')} AS node"
+            )
+            for r in self.store.run(statement, {"ids": ids}, timeout_s=self.timeout_s):
+                props[(label, r["node"]["props"]["id"])] = r["node"]["props"]
+        return [{"label": k[0], "props": props.get(k, {"id": k[1]})} for k in keys]
+
+
+#: The columns a RELATED neighbour row implies.
+_RELATED = {"label": "Entity", "type": "RELATED", "out": True}
+
+
+def _rel(row: Row, src: NodeKey, dst: NodeKey) -> dict[str, Any]:
+    """The relationship map of a neighbour row (RELATED weighed by its visible support; its
+    ends in path order, as it is undirected)."""
+    props = {k: row.get(k) for k in ("weight", "salience", "peso")}
+    if row["type"] == "RELATED":
+        props["weight"] = visible_weight(row, row["support"])
+    start, end = (src, dst) if row["out"] else (dst, src)
+    return {
+        "type": row["type"],
+        "s_label": start[0],
+        "s_id": start[1],
+        "t_label": end[0],
+        "t_id": end[1],
+        "props": props,
+    }
 
 
 def _order(row: Row) -> tuple[str, str, str]:
-    node = row["node"]
-    return str(row["src"]), str(node["label"]), str(node["props"].get("id"))
+    return str(row["src"]), str(row["label"]), str(row["id"])

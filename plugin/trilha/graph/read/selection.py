@@ -66,14 +66,9 @@ def select(
     """The nodes (in joining order) and edges shown of the walked ``nodes`` and ``edges``."""
     if root not in nodes:
         return Shown([], [], bool(nodes))
-    power = strengths(edges)
-    links: dict[NodeKey, list[EdgeKey]] = {}
-    for e in edges:
-        links.setdefault(e[1], []).append(e)
-        links.setdefault(e[2], []).append(e)
+    power, links = strengths(edges), _links(edges)
     reserve = limit // 3
-    shown, tree, related = [root], list[EdgeKey](), 0
-    kept = {root}
+    shown, tree, related, kept = [root], list[EdgeKey](), 0, {root}
     queue: list[tuple[tuple[int, float, int, str, str], tuple[int, str, str], EdgeKey]] = []
 
     def offer(node: NodeKey) -> None:
@@ -101,6 +96,15 @@ def select(
     chosen = _edges(edges, kept, tree, limit)
     among = sum(1 for e in edges if e[1] in kept and e[2] in kept)
     return Shown(shown, chosen, len(shown) < len(nodes) or len(chosen) < among)
+
+
+def _links(edges: FoundEdges) -> dict[NodeKey, list[EdgeKey]]:
+    """The edges at each node."""
+    links: dict[NodeKey, list[EdgeKey]] = {}
+    for e in edges:
+        links.setdefault(e[1], []).append(e)
+        links.setdefault(e[2], []).append(e)
+    return links
 
 
 def _related_to(e: EdgeKey, node: NodeKey, kept: set[NodeKey]) -> bool:

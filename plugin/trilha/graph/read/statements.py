@@ -1,8 +1,11 @@
-"""Cypher of the graph reads (seed 003): visible nodes, subgraph walks, shortest path, top-N.
+"""Cypher of the graph reads (seed 003): visible nodes, subgraph walks, top-N (the path search
+has its own, :mod:`trilha.graph.read.path_search`).
 
 Builders take allow-listed labels / relationship types and validated ints only; every value is a
 ``$parameter``. Graph objects are projected to maps (``{label, props}``, ``{type, s_label, s_id,
-t_label, t_id, props}``) so backends return plain dicts. Every read of what a caller may see
+t_label, t_id, props}``) so backends return plain dicts; ``props`` holds only what results show
+(:data:`REL_PROPS`, a label's shown fields), never an access summary, which describes chunks the
+caller may not see (and would cost its parsing on every row). Every read of what a caller may see
 takes a :class:`~trilha.graph.visibility.Visibility` and embeds its fragments (the caller passes
 ``vis.params`` with the other parameters), so the principal's rule runs inside the statement,
 before any ``LIMIT``.
@@ -12,21 +15,37 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trilha.graph.model import check_label, check_rel_type
-from trilha.graph.stores.dialect import Dialect, shortest_path_clause
+from trilha.graph.model import NODE_SPECS, check_label, check_rel_type
 from trilha.graph.visibility import Visibility
+
+#: Relationship properties a read returns.
+REL_PROPS = ("weight", "salience", "peso", "origin")
+
+
+def _props(var: str, keys: Sequence[str]) -> str:
+    return "{" + ", ".join(f"{k}: {var}.{k}" for k in keys) + "}"
 
 
 def node_map(var: str) -> str:
-    """``{label, props}`` of node ``var``."""
-    return f"{{label: labels({var})[0], props: properties({var})}}"
+    """``{label, props}`` of node ``var``; ``props``: its id, name and shown fields."""
+    cases = " ".join(
+        f"WHEN '{label}' THEN "
+        + _props(var, list(dict.fromkeys(("id", *(("name",) if spec.named else ()), *spec.shown))))
+        for label, spec in NODE_SPECS.items()
+    )
+    return (
+        f"{{label: labels({var})[0], props: CASE labels({var})[0] {cases} "
+        f"ELSE {{id: {var}.id}} END}}"
+    )
 
 
 def rel_map(var: str) -> str:
-    """``{type, s_label, s_id, t_label, t_id, props}`` of relationship ``var``."""
+    """``{type, s_label, s_id, t_label, t_id, props}`` of relationship ``var``; ``props``:
+    :data:`REL_PROPS`."""
     return (
         f"{{type: type({var}), s_label: labels(startNode({var}))[0], s_id: startNode({var}).id, "
-        f"t_label: labels(endNode({var}))[0], t_id: endNode({var}).id, props: properties({var})}}"
+        f"t_label: labels(endNode({var}))[0], t_id: endNode({var}).id, "
+        f"props: {_props(var, REL_PROPS)}}}"
     )
 
 
@@ -90,19 +109,10 @@ def related_among(vis: Visibility) -> str:
     """RELATED edges whose two ends are both among the entity ids ``$ids`` and that some chunk
     ``vis`` sees supports, with ``support``, the number of such chunks."""
     return (
-        "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
-        f"WITH a, r, b, {vis.support('a', 'b')} AS support WHERE support > 0 "
+        "UNWIND $ids AS k MATCH (a:Entity {id: k}) "
+        "WITH a MATCH (a)-[r:RELATED]->(b:Entity) WHERE b.id IN $ids "
+        f"WITH r, {vis.support('r')} AS support WHERE support > 0 "
         f"RETURN {rel_map('r')} AS rel, support"
-    )
-
-
-def shortest_path(dialect: Dialect, rel_types: Sequence[str], max_length: int) -> str:
-    """One shortest undirected path between Entities ``$source`` and ``$target``."""
-    clause = shortest_path_clause(dialect, tuple(rel_types), int(max_length))
-    return (
-        "MATCH (src:Entity {id: $source}) MATCH (dst:Entity {id: $target}) "
-        f"{clause} RETURN [x IN nodes(path) | {node_map('x')}] AS nodes, "
-        f"[r IN relationships(path) | {rel_map('r')}] AS rels LIMIT 1"
     )
 
 
@@ -112,10 +122,12 @@ def _lang(var: str, language: bool, joiner: str = "WHERE") -> str:
 
 def topn_direct(language: bool, vis: Visibility) -> str:
     """Docs whose chunks mention the entities ``$keys``: best salience per (doc, entity);
-    chunk and doc both seen by ``vis``."""
+    chunk and doc both seen by ``vis``. (``WITH q`` anchors the walk on the entity index:
+    FalkorDB would otherwise start from a scan of every chunk the filter names.)"""
     return (
-        "UNWIND $keys AS k MATCH (q:Entity {id: k})<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
-        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        "UNWIND $keys AS k MATCH (q:Entity {id: k}) "
+        f"WITH q MATCH (q)<-[m:MENTIONS]-(c:Chunk) WHERE {vis.own('c')} "
+        f"MATCH (c)-[:PART_OF]->(d:Doc) WHERE {vis.own('d')}{_lang('d', language, 'AND')} "
         "WITH d, q, max(coalesce(m.salience, 0.0)) AS s "
         "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, "
         "q.name AS entity, s AS salience LIMIT $cap"
@@ -128,9 +140,9 @@ def topn_related(language: bool, vis: Visibility) -> str:
     ``origin`` and stored ``weight`` (:func:`~trilha.graph.visibility.visible_weight`)."""
     return (
         "UNWIND $keys AS k MATCH (q:Entity {id: k}) WITH q MATCH (q)-[r:RELATED]-(e:Entity) "
-        f"WHERE NOT e.id IN $keys WITH q, r, e, {vis.support('q', 'e')} AS n WHERE n > 0 "
-        "MATCH (e)<-[m:MENTIONS]-(c:Chunk)-[:PART_OF]->(d:Doc) "
-        f"WHERE {vis.own('c')} AND {vis.own('d')}{_lang('d', language, 'AND')} "
+        f"WHERE NOT e.id IN $keys WITH q, r, e, {vis.support('r')} AS n WHERE n > 0 "
+        f"MATCH (e)<-[m:MENTIONS]-(c:Chunk) WHERE {vis.own('c')} "
+        f"MATCH (c)-[:PART_OF]->(d:Doc) WHERE {vis.own('d')}{_lang('d', language, 'AND')} "
         "WITH d, q, e, r, n, max(coalesce(m.salience, 0.0)) AS s "
         "RETURN d.id AS doc_id, d.title AS title, d.updated_at AS updated_at, q.name AS entity, "
         "e.name AS via, r.weight AS weight, r.origin AS origin, n AS support, s AS salience "

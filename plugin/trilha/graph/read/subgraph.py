@@ -91,35 +91,49 @@ def subgraph(
     hops = bounded("max_hops", max_hops, 0, MAX_HOPS, notes)
     cap = bounded("limit", limit, 1, MAX_LIMIT, notes)
     names, keys = check_names(entity_names)
-    got = _Collected()
-    docs = store.run(
-        cypher.visible_nodes("Doc", vis), {**vis.params, "ids": [doc]}, timeout_s=timeout_s
+    shape = (types, hops, bool(keys), vis)
+    got, truncated = _collect(store, doc, shape, keys, cap, timeout_s, notes)
+    nodes, edges, cut = _cut(got, ("Doc", doc), cap)
+    constraints = SubgraphConstraints(
+        max_hops=hops, limit=cap, truncated=truncated or cut, notes=notes
     )
-    truncated = False
-    if docs:
-        got.add_node("Doc", docs[0]["node"]["props"], 0)
-    else:
+    query = SubgraphQuery(doc_id=doc_id, entity_names=names)
+    return SubgraphResult(nodes=nodes, edges=edges, constraints=constraints, query=query)
+
+
+Shape = tuple[tuple[str, ...], int, bool, Visibility]
+
+
+def _collect(
+    store: GraphStore,
+    doc: str,
+    shape: Shape,
+    keys: list[str],
+    cap: int,
+    timeout_s: float | None,
+    notes: list[str],
+) -> tuple[_Collected, bool]:
+    """The Doc (when ``shape``'s visibility sees it) and what the walk from it collects;
+    True when the walk was cut."""
+    vis, got = shape[3], _Collected()
+    params = {**vis.params, "ids": [doc]}
+    docs = store.run(cypher.visible_nodes("Doc", vis), params, timeout_s=timeout_s)
+    if not docs:
         notes.append(f"document {doc!r} not found")
-    if docs and hops > 0:
-        shape = (types, hops, bool(keys), vis)
-        truncated = _walk(store, got, doc, shape, keys, cap, timeout_s)
-        _add_related_among(store, got, vis, timeout_s)
-    result = _cut(got, ("Doc", doc), cap)
-    return SubgraphResult(
-        nodes=result[0],
-        edges=result[1],
-        constraints=SubgraphConstraints(
-            max_hops=hops, limit=cap, truncated=truncated or result[2], notes=notes
-        ),
-        query=SubgraphQuery(doc_id=doc_id, entity_names=names),
-    )
+        return got, False
+    got.add_node("Doc", docs[0]["node"]["props"], 0)
+    if shape[1] == 0:
+        return got, False
+    truncated = _walk(store, got, doc, shape, keys, cap, timeout_s)
+    _add_related_among(store, got, vis, timeout_s)
+    return got, truncated
 
 
 def _walk(
     store: GraphStore,
     got: _Collected,
     doc: str,
-    shape: tuple[tuple[str, ...], int, bool, Visibility],
+    shape: Shape,
     keys: list[str],
     cap: int,
     timeout_s: float | None,

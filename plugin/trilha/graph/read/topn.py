@@ -60,45 +60,52 @@ def topn(
     lang = text_arg("language", language).lower() if language is not None else None
     cap = min(max(cap_items * 20, 200), 5_000)
     params: dict[str, Any] = {**vis.params, "keys": keys, "cap": cap, "language": lang}
+    statements = _statements(vis, keys, cat, lang is not None, params)
+    found, rows_seen = _gathered(store, statements, timeout_s)
+    items = rank(list(found.values()), normalise_name(cat) if cat else None, template, weights)
+    truncated = rows_seen >= cap or len(items) > cap_items
+    meta = TopNMeta(limit=cap_items, candidates=len(items), truncated=truncated, notes=notes)
+    query = TopNQuery(entity_names=names, category=category, language=language)
+    return TopNResult(items=items[:cap_items], query=query, meta=meta)
+
+
+def _statements(
+    vis: Visibility,
+    keys: list[str],
+    category: str | None,
+    language: bool,
+    params: dict[str, Any],
+) -> list[tuple[str, dict[str, Any]]]:
+    """The evidence reads and their parameters: direct mentions and RELATED neighbours of the
+    entities ``keys``; without any, the most recent documents (and those of ``category``)."""
+    if keys:
+        return [
+            (cypher.topn_direct(language, vis), params),
+            (cypher.topn_related(language, vis), params),
+        ]
+    queries = [(cypher.topn_recent(language, False, vis), params)]
+    if category is not None:
+        in_category = {**params, "category": normalise_name(category)}
+        queries.append((cypher.topn_recent(language, True, vis), in_category))
+    return queries
+
+
+def _gathered(
+    store: GraphStore, statements: list[tuple[str, dict[str, Any]]], timeout_s: float | None
+) -> tuple[dict[str, DocEvidence], int]:
+    """The evidence per document from ``statements``, with their categories, and the most rows
+    one statement returned (to tell whether its cap cut it)."""
     found: dict[str, DocEvidence] = {}
     rows_seen = 0
-    if keys:
-        for statement in (
-            cypher.topn_direct(lang is not None, vis),
-            cypher.topn_related(lang is not None, vis),
-        ):
-            rows = store.run(statement, params, timeout_s=timeout_s)
-            rows_seen = max(rows_seen, len(rows))
-            for r in rows:
-                _evidence(found, r)
-    else:
-        queries = [(cypher.topn_recent(lang is not None, False, vis), params)]
-        if cat is not None:
-            queries.append(
-                (
-                    cypher.topn_recent(lang is not None, True, vis),
-                    {**params, "category": normalise_name(cat)},
-                )
-            )
-        for statement, p in queries:
-            rows = store.run(statement, p, timeout_s=timeout_s)
-            rows_seen = max(rows_seen, len(rows))
-            for r in rows:
-                _evidence(found, r)
+    for statement, params in statements:
+        rows = store.run(statement, params, timeout_s=timeout_s)
+        rows_seen = max(rows_seen, len(rows))
+        for r in rows:
+            _evidence(found, r)
     if found:
         for r in store.run(cypher.categories_of(), {"ids": sorted(found)}, timeout_s=timeout_s):
             found[r["doc_id"]].categories[r["category"]] = r["name"] or r["category"]
-    items = rank(list(found.values()), normalise_name(cat) if cat else None, template, weights)
-    return TopNResult(
-        items=items[:cap_items],
-        query=TopNQuery(entity_names=names, category=category, language=language),
-        meta=TopNMeta(
-            limit=cap_items,
-            candidates=len(items),
-            truncated=rows_seen >= cap or len(items) > cap_items,
-            notes=notes,
-        ),
-    )
+    return found, rows_seen
 
 
 def _evidence(found: dict[str, DocEvidence], r: dict[str, Any]) -> None:
