@@ -40,9 +40,9 @@ from trilha.graph.build.rows import (
     record_rows,
     summaries_touched,
 )
+from trilha.graph.build.summaries import refresh_summaries
 from trilha.graph.stores.base import GraphStore, ensure_indexes, write_returning, write_rows
-from trilha.graph.support import Pair, supported_pairs, upgrade_support
-from trilha.graph.support import refresh_pairs as refresh_summaries
+from trilha.graph.support import supported_pairs, upgrade_support
 from trilha.types import TextUnit
 
 logger = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ class GraphWriter:
         entities_n, mentions_n, pairs_n = write_mentions(
             self.store, per_unit, pair_entities=self.pair_entities, batch_size=self.batch_size
         )
-        self._refresh_summaries(before, ids, entities=False)
+        refresh_summaries(self.store, before, ids, self.batch_size, entities=False)
         self.refresh_priors(per_unit)
         return WriteStats(
             docs=len(docs),
@@ -144,23 +144,8 @@ class GraphWriter:
         returns the units written."""
         self._write(cypher.upsert_nodes("Doc"), doc_rows(units))
         written = self._write(cypher.upsert_chunks(), chunk_rows(units))
-        self._refresh_summaries(set(), [u.unit_id for u in units])
+        refresh_summaries(self.store, set(), [u.unit_id for u in units], self.batch_size)
         return written
-
-    def _refresh_summaries(
-        self, pairs: set[Pair], chunk_ids: Sequence[str], *, entities: bool = True
-    ) -> None:
-        """Recompute the access summaries (:mod:`trilha.graph.support`) of the RELATED edges
-        between ``pairs`` (those the chunks were in before a write) and of those the chunks
-        ``chunk_ids`` are in now; with ``entities``, of the entities they mention too."""
-        refresh_summaries(
-            self.store, pairs | supported_pairs(self.store, chunk_ids), self.batch_size
-        )
-        ids = sorted(set(chunk_ids))
-        if not entities:
-            return
-        rows = self.store.run(cypher.mentioned_by(), {"ids": ids}) if ids else []
-        self._write(cypher.refresh_entity_salience(), sorted({r["id"] for r in rows}))
 
     def refresh_priors(self, chunk_ids: Iterable[str]) -> int:
         """Recompute the stored KG prior of ``chunk_ids``."""
@@ -272,6 +257,6 @@ class GraphWriter:
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
             self._write(cypher.upsert_edges(rel, sl, tl), rows)
-        self._refresh_summaries(before | pairs, sorted(chunks))
+        refresh_summaries(self.store, before | pairs, sorted(chunks), self.batch_size)
         self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))
