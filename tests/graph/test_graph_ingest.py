@@ -10,6 +10,7 @@ from trilha.graph.build.records import NodeRecord, loads_records
 from trilha.graph.build.rows import doc_rows, link_rows, pairs_of
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.stores.base import GraphStore
+from trilha.types import TextUnit
 
 RELATED = "MATCH (a:Entity)-[r:RELATED]->(b:Entity) RETURN a.id AS a, b.id AS b, r.weight AS w"
 
@@ -213,6 +214,31 @@ def test_record_nodes_get_access_fields_with_the_defaults(store: GraphStore) -> 
         {"id": "t9", "v": "org", "o": "acme", "s": 1, "acl": ["*"]},
         {"id": "u9", "v": "public", "o": "acme", "s": 1, "acl": ["*"]},
     ]
+
+
+def test_a_doc_or_chunk_record_keeps_its_units_access(store: GraphStore) -> None:
+    writer = GraphWriter(store)
+    secret = TextUnit(
+        unit_id="memo#0",
+        doc_id="memo",
+        text="Budget cut at Acme.",
+        visibility="private",
+        owner_id="maria",
+        sensitivity=3,
+    )
+    writer.upsert_units([secret])
+    note = '{"kind": "node", "label": "Chunk", "id": "memo#0", "props": {"note": "checked"}}'
+    writer.write_records(loads_records(note), access_defaults={"visibility": "public"})
+    (row,) = store.run(
+        "MATCH (c:Chunk {id: 'memo#0'}) RETURN c.visibility AS v, c.owner_id AS o, "
+        "c.sensitivity AS s, c.note AS note"
+    )
+    assert row == {"v": "private", "o": "maria", "s": 3, "note": "checked"}
+    opened = '{"kind": "node", "label": "Doc", "id": "memo", "props": {"visibility": "public"}}'
+    with pytest.raises(BadRequestError, match="Doc access comes from its document's units"):
+        writer.write_records(loads_records(opened))
+    (doc,) = store.run("MATCH (d:Doc {id: 'memo'}) RETURN d.visibility AS v")
+    assert doc == {"v": "private"}
 
 
 def test_record_nodes_with_bad_access_are_refused_whole(store: GraphStore) -> None:

@@ -36,6 +36,8 @@ from trilha.types import TextUnit
 
 #: Labels seen through what links to them, not by fields of their own.
 SHARED_LABELS = frozenset({"Entity", "Category", "Tag", "Criterio", "Fato", "Prova"})
+#: Labels whose access fields come from their units (the unit store is the truth).
+UNIT_LABELS = frozenset({"Doc", "Chunk"})
 #: Labels that carry the access fields.
 OWN_LABELS = frozenset(NODE_SPECS) - SHARED_LABELS
 
@@ -110,8 +112,17 @@ def record_access(
 ) -> dict[str, Any]:
     """The access properties of an own-labelled record node: its props over ``defaults``,
     checked by the very rules units obey (an unknown visibility, an 'org' item without
-    ``org_id``... is one :class:`BadRequestError` line)."""
+    ``org_id``... is one :class:`BadRequestError` line). A Doc or Chunk record gets none: those
+    nodes carry their units' fields, which a record may not set (refused) nor overwrite."""
     if label in SHARED_LABELS:
+        return {}
+    if label in UNIT_LABELS:
+        given = sorted(k for k in props if k in ACCESS_KEYS)
+        if given:
+            raise BadRequestError(
+                f"{label} access comes from its document's units, not from a record: remove "
+                f"{', '.join(given)} from the record (set them in the document's front matter)"
+            )
         return {}
     fields = {k: v for k, v in {**defaults, **props}.items() if k in ACCESS_KEYS and v is not None}
     try:
