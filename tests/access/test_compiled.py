@@ -8,7 +8,10 @@ import numpy as np
 from qdrant_client import models
 
 from trilha.access import PolicyCache, Principal, compile_policy, scope_key, visibility_filter
+from trilha.access.compiled import POLICIES
 from trilha.access.cypher import CypherVisibility
+from trilha.graph.support import entry_value
+from trilha.graph.visibility import Visibility
 from trilha.index.columns import MetaColumns
 from trilha.index.filters import Condition, FilterExpr, combine, sealed
 from trilha.index.qdrant_schema import FilterCompiler
@@ -103,3 +106,14 @@ def test_a_sealed_expression_is_compiled_once_per_backend() -> None:
     assert combined.must[0] is native  # reused inside a larger filter
     plain = visibility_filter(ANA)  # not sealed: built each time, to the same filter
     assert compiler.compile(plain) is not native and compiler.compile(plain) == native
+
+
+def test_graph_reads_share_one_compiled_policy_per_principal() -> None:
+    first, again = Visibility.of(ANA), Visibility.of(ANA.model_copy())
+    assert first.compiled is again.compiled and first.entry is again.entry
+    assert first.compiled is POLICIES.get(ANA).cypher
+    assert first.compiled.params == CypherVisibility.of(ANA).params
+    assert first.entry.template == CypherVisibility.of(ANA, access=entry_value).template
+    other = Visibility.of(BIA)
+    assert other.compiled is not first.compiled
+    assert other.compiled.params == CypherVisibility.of(BIA).params

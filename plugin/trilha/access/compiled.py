@@ -8,12 +8,15 @@ principal and keeps every form the indices need:
   or ANDed with the caller's filters;
 * the lexical row mask (:meth:`CompiledPolicy.row_mask`), computed once per lexical snapshot
   and dropped with it;
-* :attr:`CompiledPolicy.cypher`, the WHERE fragment of graph reads;
+* :attr:`CompiledPolicy.cypher`, the WHERE fragment of graph reads over node properties, and
+  :meth:`CompiledPolicy.cypher_for` the same rule over any other :data:`~trilha.access.cypher.
+  Accessor` (the graph's access summaries), each compiled once;
 * :attr:`CompiledPolicy.scope_key`, the key of caches that depend on who asks.
 
 :class:`PolicyCache` keeps the compiled policies of the principals seen last. Its key is the
 principal's fields, from which the policy (and its scope key) follows: principals that differ
 in any field never share an entry, and a principal whose fields change is compiled afresh.
+:data:`POLICIES` is the process-wide cache the graph reads share; a searcher keeps its own.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from trilha.access.cypher import CypherVisibility
+from trilha.access.cypher import Accessor, CypherVisibility
 from trilha.access.policy import scope_key, visibility_filter
 from trilha.access.principal import Principal
 from trilha.index.columns import BoolArray, MetaColumns
@@ -51,6 +54,17 @@ class CompiledPolicy:
         default_factory=WeakKeyDictionary, init=False, repr=False
     )
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _cyphers: dict[Accessor, CypherVisibility] = field(default_factory=dict, init=False, repr=False)
+
+    def cypher_for(self, access: Accessor) -> CypherVisibility:
+        """The rule in Cypher over ``access`` (how each access key is read), compiled once."""
+        with self._lock:
+            known = self._cyphers.get(access)
+        if known is None:
+            known = CypherVisibility.of(self.principal, access=access)
+            with self._lock:
+                self._cyphers[access] = known
+        return known
 
     def _snapshot(self, columns: MetaColumns) -> _SnapshotMask:
         with self._lock:
@@ -122,3 +136,7 @@ class PolicyCache:
             if len(self._policies) > self._size:
                 self._policies.popitem(last=False)
         return policy
+
+
+#: The process-wide policy cache (graph reads, the graph's caches and its boost).
+POLICIES = PolicyCache()

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from trilha.access import ACCESS_KEYS, Principal
+from trilha.access.compiled import POLICIES
 from trilha.access.cypher import CypherVisibility
 from trilha.errors import BadRequestError, one_line
 from trilha.graph import support as summary
@@ -53,10 +54,10 @@ class Visibility:
 
     @classmethod
     def of(cls, principal: Principal | None) -> Visibility:
-        """The visibility of ``principal`` (None: anonymous)."""
-        who = principal or Principal.anonymous()
-        entry = CypherVisibility.of(who, access=summary.entry_value)
-        return cls(CypherVisibility.of(who), entry)
+        """The visibility of ``principal`` (None: anonymous), from its policy compiled once
+        (:data:`~trilha.access.compiled.POLICIES`)."""
+        policy = POLICIES.get(principal or Principal.anonymous())
+        return cls(policy.cypher, policy.cypher_for(summary.entry_value))
 
     @property
     def params(self) -> dict[str, Any]:

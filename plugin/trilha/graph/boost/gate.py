@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from trilha.access import Principal, scope_key
+from trilha.access import Principal
+from trilha.access.compiled import POLICIES
 from trilha.errors import TrilhaError
 from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
@@ -63,7 +64,7 @@ class BoostGate:
         and asked again after a write or after ``ttl_s``; None when the graph cannot say (the
         boost then treats every entity as specific)."""
         who = principal or Principal.anonymous()
-        scope, now = scope_key(who), self._clock()
+        scope, now = POLICIES.get(who).scope_key, self._clock()
         known = self._corpus.get(scope)
         if known is None or now - known[1] > self.ttl_s:
             vis = Visibility.of(who)

@@ -12,7 +12,8 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel
 
-from trilha.access import Principal, scope_key
+from trilha.access import Principal
+from trilha.access.compiled import POLICIES
 from trilha.graph.log import RetrievalLog
 
 V = TypeVar("V")
@@ -78,7 +79,7 @@ class CachedReads:
     ) -> R:
         """``run()`` once per (``op``, ``args``, the principal's scope key) while cached; a copy of
         the result either way; logged with ``count(result)``."""
-        scope = scope_key(principal or Principal.anonymous())
+        scope = POLICIES.get(principal or Principal.anonymous()).scope_key
         key = json.dumps(
             {"op": op, **args, "scope": scope}, sort_keys=True, ensure_ascii=False, default=str
         )
