@@ -174,7 +174,8 @@ def upsert_edges(rel_type: str, source_label: str, target_label: str) -> str:
 def node_by_id(label: str) -> str:
     """``{label, props}`` of the ``label`` nodes whose ids are in ``$ids``."""
     return (
-        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) RETURN {node_map('n')} AS node"
+        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) "
+        f"RETURN {node_map('n', None)} AS node"
     )
 
 
