@@ -151,6 +151,31 @@ def test_records_of_hidden_chunks_add_no_visible_support(written: GraphWriter) -
     assert shown.meta.found and shown.edges[0].weight == 0.9
 
 
+def test_reingest_keeps_summaries_of_what_records_say_a_chunk_mentions(
+    written: GraphWriter,
+) -> None:
+    records = '{"kind":"edge","type":"MENTIONS","source":"Chunk:bob#0","target":"Entity:Delta"}'
+    written.write_records(loads_records(records))
+    assert _entity_chunks(written.store, None)["delta"] == 0
+    written.upsert_units(
+        [unit("bob#0", "Bravo and Charlie.", **PUBLIC)], _entities({"bob#0": "BC"})
+    )
+    assert _entity_chunks(written.store, None)["delta"] == 1  # bob#0 is public now
+    assert _exact(written.store)["anonymous"] == {AB: 1, BC: 1}
+
+
+def test_a_chunk_counts_in_edges_it_does_not_pair(store: GraphStore) -> None:
+    writer = GraphWriter(store, pair_entities=2)  # a chunk pairs its two most salient entities
+    sal = {"A": 0.9, "B": 0.5, "C": 0.4}
+    ents = {"x#0": [_e("Bravo", "Concept", 0.9), _e("Charlie", "Concept", 0.8)]}
+    writer.upsert_units([unit("x#0", "Bravo, Charlie.")], ents)
+    abc = {"y#0": [_e(FULL[n], "Concept", sal[n]) for n in "ABC"]}
+    writer.upsert_units([unit("y#0", "Alpha, Bravo, Charlie.", **ACME)], abc)
+    assert _exact(store)[ANA.describe()] == {AB: 1, BC: 2}  # y#0 is behind B-C too
+    writer.upsert_units([unit("y#0", "Alpha, Bravo, Charlie.")], abc)
+    assert _exact(store)["anonymous"] == {AB: 1, BC: 2}
+
+
 def test_reads_weigh_by_the_visible_chunks(written: GraphWriter) -> None:
     service = GraphService(written.store, cache_ttl_s=0.0001)
     sub = service.subgraph("acme", None, 2, 50, principal=ANA)

@@ -28,10 +28,11 @@ summaries existed gets them on open (:func:`upgrade_support`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from trilha.access import ACCESS_KEYS
-from trilha.graph.stores.base import GraphStore, write_rows
+from trilha.graph.stores.base import GraphStore, batched, write_rows
 
 #: Separator of the roles in ``support_acl`` (roles never hold control characters); written
 #: into statements as a literal, which FalkorDB and ArcadeDB read alike.
@@ -139,11 +140,13 @@ _ENTITY_TOTALS = ", max(x_salience) AS s, sum(n) AS total"
 
 
 def pairs_supported_by() -> str:
-    """``{a, b}`` (``a < b``) of the RELATED edges both of whose ends a chunk in ``$ids``
-    mentions: the edges whose summary that chunk is part of (read)."""
+    """``{a, b}`` of the RELATED edges both of whose ends a chunk ``row.id`` mentions (the
+    edges whose summary it is part of), but for those between two of ``row.top`` (read)."""
     return (
-        "UNWIND $ids AS k MATCH (c:Chunk {id: k})-[:MENTIONS]->(a:Entity)-[:RELATED]-(b:Entity) "
-        "WHERE a.id < b.id AND (c)-[:MENTIONS]->(b) RETURN DISTINCT a.id AS a, b.id AS b"
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id})-[:MENTIONS]->(a:Entity) "
+        "WHERE NOT a.id IN row.top MATCH (a)-[:RELATED]-(b:Entity) "
+        "WHERE (b.id IN row.top OR a.id < b.id) AND (c)-[:MENTIONS]->(b) "
+        "RETURN DISTINCT a.id AS a, b.id AS b"
     )
 
 
@@ -158,12 +161,29 @@ def related_without_support() -> str:
 Pair = tuple[str, str]
 
 
-def supported_pairs(store: GraphStore, chunk_ids: Iterable[str]) -> set[Pair]:
-    """The entity pairs of the RELATED edges whose summary the chunks ``chunk_ids`` are in."""
-    ids = sorted(set(chunk_ids))
-    if not ids:
-        return set()
-    return {(r["a"], r["b"]) for r in store.run(pairs_supported_by(), {"ids": ids})}
+def read_pairs(
+    store: GraphStore, statement: str, rows: Sequence[Any], batch_size: int
+) -> set[Pair]:
+    """The pairs ``(a, b)``, ``a < b``, that ``statement`` returns as ``{a, b}`` over ``rows``
+    (``UNWIND $rows``), sent ``batch_size`` at a time."""
+    pairs: set[Pair] = set()
+    for part in batched(rows, batch_size):
+        for r in store.run(statement, {"rows": list(part)}):
+            pairs.add((r["a"], r["b"]) if r["a"] < r["b"] else (r["b"], r["a"]))
+    return pairs
+
+
+def supported_pairs(
+    store: GraphStore,
+    chunk_ids: Iterable[str],
+    skip: Mapping[str, Sequence[str]] | None = None,
+    batch_size: int = 2000,
+) -> set[Pair]:
+    """The entity pairs ``(a, b)``, ``a < b``, of the RELATED edges whose summary the chunks
+    ``chunk_ids`` are in, but for the edges between two of ``skip[chunk]`` (recomputed
+    already)."""
+    rows = [{"id": k, "top": list((skip or {}).get(k, ()))} for k in sorted(set(chunk_ids))]
+    return read_pairs(store, pairs_supported_by(), rows, batch_size)
 
 
 def refresh_pairs(store: GraphStore, pairs: Iterable[Pair], batch_size: int = 2000) -> int:
