@@ -125,6 +125,12 @@ def test_write_access_and_upgrade_keep_summaries_exact(written: GraphWriter) -> 
     assert written.upgrade_support() == 3
     assert _exact(written.store)["anonymous"] == {AB: 1, BC: 1}
     assert written.upgrade_support() == 0
+    written.store.write("MATCH (e:Entity) REMOVE e.support_salience")  # before per-entry salience
+    assert written.upgrade_support() == 3  # alpha, bravo, charlie
+    assert written.store.run("MATCH (e:Entity {id: 'bravo'}) RETURN e.support_salience AS s") == [
+        {"s": [0.5, 0.5]}  # public (pub#0, bob#0 now), acme
+    ]
+    assert written.upgrade_support() == 0
 
 
 def test_records_of_hidden_chunks_add_no_visible_support(written: GraphWriter) -> None:
@@ -143,6 +149,31 @@ def test_records_of_hidden_chunks_add_no_visible_support(written: GraphWriter) -
     assert not service.path("Bravo", "Delta").meta.found
     shown = service.path("Bravo", "Delta", principal=BOB)
     assert shown.meta.found and shown.edges[0].weight == 0.9
+
+
+def test_reingest_keeps_summaries_of_what_records_say_a_chunk_mentions(
+    written: GraphWriter,
+) -> None:
+    records = '{"kind":"edge","type":"MENTIONS","source":"Chunk:bob#0","target":"Entity:Delta"}'
+    written.write_records(loads_records(records))
+    assert _entity_chunks(written.store, None)["delta"] == 0
+    written.upsert_units(
+        [unit("bob#0", "Bravo and Charlie.", **PUBLIC)], _entities({"bob#0": "BC"})
+    )
+    assert _entity_chunks(written.store, None)["delta"] == 1  # bob#0 is public now
+    assert _exact(written.store)["anonymous"] == {AB: 1, BC: 1}
+
+
+def test_a_chunk_counts_in_edges_it_does_not_pair(store: GraphStore) -> None:
+    writer = GraphWriter(store, pair_entities=2)  # a chunk pairs its two most salient entities
+    sal = {"A": 0.9, "B": 0.5, "C": 0.4}
+    ents = {"x#0": [_e("Bravo", "Concept", 0.9), _e("Charlie", "Concept", 0.8)]}
+    writer.upsert_units([unit("x#0", "Bravo, Charlie.")], ents)
+    abc = {"y#0": [_e(FULL[n], "Concept", sal[n]) for n in "ABC"]}
+    writer.upsert_units([unit("y#0", "Alpha, Bravo, Charlie.", **ACME)], abc)
+    assert _exact(store)[ANA.describe()] == {AB: 1, BC: 2}  # y#0 is behind B-C too
+    writer.upsert_units([unit("y#0", "Alpha, Bravo, Charlie.")], abc)
+    assert _exact(store)["anonymous"] == {AB: 1, BC: 2}
 
 
 def test_reads_weigh_by_the_visible_chunks(written: GraphWriter) -> None:
@@ -182,3 +213,33 @@ def test_kg_boost_skips_evidence_behind_a_hidden_doc(store: GraphStore) -> None:
     )
     assert service.kg_boost(["mixed#0"], []).raw == {"mixed#0": 0.0}  # the Doc is bob's
     assert service.kg_boost(["mixed#0"], [], principal=BOB).raw == {"mixed#0": 0.5}
+
+
+def _saliences(service: GraphService, principal: Principal | None) -> dict[str, Any]:
+    """Entity saliences shown in the subgraph of doc 'pub' and on the path Zeta-Yota."""
+    sub = service.subgraph("pub", None, 2, 50, principal=principal)
+    on_path = service.path("Zeta", "Yota", principal=principal).path
+    return {
+        "subgraph": {n.id: n.salience for n in sub.nodes if n.label == "Entity"},
+        "path": [(n.id, n.salience) for n in on_path],
+    }
+
+
+def test_entity_salience_comes_from_the_chunks_the_principal_sees(store: GraphStore) -> None:
+    service = GraphService(store, cache_ttl_s=0.0001)
+    service.ingest(
+        [unit("pub#0", "Zeta and Yota.")],
+        {"pub#0": [_e("Zeta", "Concept", 0.4), _e("Yota", "Concept", 0.3)]},
+    )
+    alone = _saliences(service, None)
+    assert alone["subgraph"] == {"Entity:Zeta": 0.4, "Entity:Yota": 0.3}
+    assert alone["path"] == [("Entity:Zeta", 0.4), ("Entity:Yota", 0.3)]
+    service.ingest(
+        [unit("bob#0", "Zeta and Yota, louder.", **BOBS)],
+        {"bob#0": [_e("Zeta", "Concept", 0.9), _e("Yota", "Concept", 0.95)]},
+    )
+    for who in (None, ANA):  # bob's chunk moves nothing they are shown
+        assert _saliences(service, who) == alone
+    for_bob = _saliences(service, BOB)
+    assert for_bob["subgraph"] == {"Entity:Zeta": 0.9, "Entity:Yota": 0.95}
+    assert for_bob["path"] == [("Entity:Zeta", 0.9), ("Entity:Yota", 0.95)]

@@ -16,7 +16,9 @@ own nodes are all visible, each shared node sits next to a visible own node: the
 mentions both its ends (:meth:`Visibility.supported`); otherwise it would reveal a hidden
 co-occurrence. Its weight is then recomputed from the visible chunks (:func:`visible_weight`).
 Both read the edge's access summary (:mod:`trilha.graph.support`) instead of walking to the
-chunks; so does the KG boost for an entity's visible document frequency.
+chunks; so do the KG boost for an entity's visible document frequency and the reads for the
+salience an entity shows (:meth:`Visibility.salience`: its highest mention salience over the
+visible chunks).
 """
 
 from __future__ import annotations
@@ -85,6 +87,20 @@ class Visibility:
         return (
             f"reduce(vis_n = 0, {summary.entries(var)} | vis_n + CASE WHEN "
             f"{self.entry.where(var)} THEN {summary.count_of(var)} ELSE 0 END)"
+        )
+
+    def salience(self, var: str) -> str:
+        """The salience shown for Entity ``var``: the highest mention salience of the chunks
+        the principal sees (from its summary; null when it sees none), or, when no chunk
+        mentions it at all, its stored salience (a record's)."""
+        at = summary.salience_of(var)
+        best = (
+            f"reduce(vis_s = -1.0, {summary.entries(var)} | CASE WHEN {self.entry.where(var)} "
+            f"AND {at} > vis_s THEN {at} ELSE vis_s END)"
+        )
+        return (
+            f"CASE WHEN {summary.has_entries(var)} THEN head([vis_m IN [{best}] WHERE vis_m >= 0]) "
+            f"ELSE {var}.salience END"
         )
 
     def supported(self, var: str) -> str:

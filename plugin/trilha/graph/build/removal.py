@@ -1,8 +1,9 @@
 """Keeping the graph whole when chunks go: co-occurrence recomputed, orphans dropped, curated
 edges of a removed chunk moved to its document.
 
-RELATED co-occurrence is recomputed from the graph for the entity pairs a change touches, never
-incremented; an Entity, Category or Tag that nothing links to any more is deleted.
+RELATED co-occurrence (with its access summary) is recomputed from the graph for the entity pairs
+a change touches, never incremented; an Entity, Category or Tag that nothing links to any more is
+deleted.
 """
 
 from __future__ import annotations
@@ -29,20 +30,23 @@ class DeleteStats(BaseModel):
     tags: int = Field(0, description="Tags and categories removed because no doc uses them.")
 
 
-def pairs_touching(store: GraphStore, ids: Iterable[str]) -> set[tuple[str, str]]:
-    """The RELATED pairs ``(a, b)``, ``a < b``, with an end among entities ``ids``."""
-    ids = sorted(ids)
-    if not ids:
-        return set()
-    rows = store.run(cypher.related_pairs_of(), {"ids": ids})
-    return {(r["a"], r["b"]) if r["a"] < r["b"] else (r["b"], r["a"]) for r in rows}
-
-
-def refresh_pairs(store: GraphStore, pairs: set[tuple[str, str]], batch_size: int) -> None:
-    """Recompute RELATED of ``pairs`` from the chunks mentioning both ends (delete dead ones)."""
+def refresh_pairs(
+    store: GraphStore,
+    pairs: set[tuple[str, str]],
+    batch_size: int,
+    *,
+    existing: set[tuple[str, str]] | None = None,
+) -> set[tuple[str, str]]:
+    """Recompute RELATED of ``pairs`` (merged where a chunk mentions both ends) and of the
+    edges of ``existing`` (deleted where none does any more, unless curated) from the chunks
+    mentioning both ends, with their access summaries, one walk per pair; returns the pairs
+    recomputed."""
     rows = [{"a": a, "b": b} for a, b in sorted(pairs)]
     write_rows(store, cypher.upsert_cooccurrence(), rows, batch_size=batch_size)
-    write_rows(store, cypher.delete_dead_cooccurrence(), rows, batch_size=batch_size)
+    rest = [{"a": a, "b": b} for a, b in sorted((existing or set()) - pairs)]
+    write_rows(store, cypher.refresh_cooccurrence(), rest, batch_size=batch_size)
+    write_rows(store, cypher.delete_unsupported(), rest, batch_size=batch_size)
+    return pairs | (existing or set())
 
 
 def drop_orphans(store: GraphStore, label: str, rel: str, ids: Iterable[str]) -> int:
@@ -57,8 +61,9 @@ def drop_orphans(store: GraphStore, label: str, rel: str, ids: Iterable[str]) ->
 
 
 def remove_chunk_nodes(store: GraphStore, chunk_ids: Sequence[str], batch_size: int) -> int:
-    """Delete chunks with their mentions; recompute co-occurrence, salience and the access
-    summaries (:mod:`trilha.graph.support`) of what they supported, and drop the orphans.
+    """Delete chunks with their mentions; recompute the co-occurrence and access summaries
+    (:mod:`trilha.graph.support`) of the RELATED edges they supported (both ends mentioned) and
+    the salience of the entities they mentioned, and drop the orphans.
     Returns the entities removed."""
     if not chunk_ids:
         return 0
@@ -66,8 +71,7 @@ def remove_chunk_nodes(store: GraphStore, chunk_ids: Sequence[str], batch_size: 
     supported = support.supported_pairs(store, chunk_ids)
     for part in batched(chunk_ids, batch_size):
         store.write(cypher.delete_nodes("Chunk"), {"ids": list(part)})
-    refresh_pairs(store, pairs_touching(store, entity_ids), batch_size)
-    support.refresh_pairs(store, supported, batch_size)
+    refresh_pairs(store, set(), batch_size, existing=supported)
     removed = drop_orphans(store, "Entity", "MENTIONS", entity_ids)
     write_rows(store, cypher.refresh_entity_salience(), sorted(entity_ids), batch_size=batch_size)
     return removed

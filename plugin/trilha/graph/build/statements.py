@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trilha.graph.model import COOCCURRENCE_WEIGHT_CYPHER, check_label, check_rel_type
 from trilha.graph.read.statements import node_map
-from trilha.graph.support import refresh_entities
+from trilha.graph.support import BOTH_ENDS, refresh_entities, set_summary, summary_of
 
 
 def upsert_nodes(label: str) -> str:
@@ -81,40 +81,67 @@ def refresh_entity_salience() -> str:
     return refresh_entities()
 
 
-_COOC = (
-    "OPTIONAL MATCH (a)<-[:MENTIONS]-(c:Chunk)-[:MENTIONS]->(b) "
-    "WITH a, b, r, count(DISTINCT c) AS n"
-)
+def _cooccurrence(pattern: str, group: str) -> str:
+    """From ``row.a``, ``row.b`` matched by ``pattern`` on: the chunks mentioning both grouped
+    into the summary ``sig`` (:func:`trilha.graph.support.summary_of`) and their count ``n``."""
+    return (
+        f"UNWIND $rows AS row {pattern} {BOTH_ENDS}WITH DISTINCT {group}, c "
+        + summary_of(group, carried=", sum(n) AS total")
+        + f"WITH {group}, sig, toInteger(total) AS n "
+    )
+
+
+#: A co-occurrence edge's weight; a record's curated weight is kept.
+_WEIGHT = f"CASE WHEN r.origin = 'record' THEN r.weight ELSE {COOCCURRENCE_WEIGHT_CYPHER} END"
 
 
 def upsert_cooccurrence() -> str:
-    """Merge RELATED a→b (a.id < b.id) from the chunks mentioning both (rows: ``{a, b}``).
+    """Merge RELATED a→b (a.id < b.id) from the chunks mentioning both, with its access summary
+    (:mod:`trilha.graph.support`; rows: ``{a, b}``); a pair no chunk supports gets no edge.
 
     ``cooccurrence`` is the chunk count and ``weight`` is ``n/(n+1)``, except on edges written
     as explicit records, whose weight is kept.
     """
     return (
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.a}) MATCH (b:Entity {id: row.b}) "
-        "OPTIONAL MATCH (a)<-[:MENTIONS]-(c:Chunk)-[:MENTIONS]->(b) "
-        "WITH a, b, count(DISTINCT c) AS n WHERE n > 0 "
-        "MERGE (a)-[r:RELATED]->(b) SET r.cooccurrence = n, r.weight = CASE WHEN "
-        f"r.origin = 'record' THEN r.weight ELSE {COOCCURRENCE_WEIGHT_CYPHER} END"
+        _cooccurrence("MATCH (a:Entity {id: row.a}) MATCH (b:Entity {id: row.b})", "a, b")
+        + "WHERE n > 0 MERGE (a)-[r:RELATED]->(b) "
+        f"SET r.cooccurrence = n, r.weight = {_WEIGHT}, " + set_summary("r")
     )
 
 
-def related_pairs_of() -> str:
-    """Co-occurrence RELATED pairs touching the entities in ``$ids`` (read)."""
+def refresh_cooccurrence() -> str:
+    """Recompute the RELATED edges between ``row.a`` and ``row.b`` that exist: their access
+    summary, and, while a chunk mentions both ends, ``cooccurrence`` and ``weight`` as
+    :func:`upsert_cooccurrence` does (rows: ``{a, b}``). Those left with an empty summary are
+    then :func:`delete_unsupported` (apart: FalkorDB drops the SETs of rows a later WHERE
+    filters out)."""
     return (
-        "UNWIND $ids AS k MATCH (a:Entity {id: k})-[r:RELATED]-(b:Entity) "
-        "WHERE coalesce(r.origin, '') <> 'record' RETURN DISTINCT a.id AS a, b.id AS b"
+        _cooccurrence("MATCH (a:Entity {id: row.a})-[r:RELATED]-(b:Entity {id: row.b})", "r")
+        + "SET "
+        + set_summary("r")
+        + ", r.cooccurrence = CASE WHEN n > 0 THEN n ELSE r.cooccurrence END, "
+        f"r.weight = CASE WHEN n > 0 THEN {_WEIGHT} ELSE r.weight END"
     )
 
 
-def delete_dead_cooccurrence() -> str:
-    """Delete co-occurrence RELATED a→b edges no chunk supports any more (rows: ``{a, b}``)."""
+def delete_unsupported() -> str:
+    """Delete the co-occurrence RELATED edges between ``row.a`` and ``row.b`` whose summary is
+    empty: no chunk mentions both ends any more (record edges stay; rows: ``{a, b}``)."""
     return (
-        "UNWIND $rows AS row MATCH (a:Entity {id: row.a})-[r:RELATED]->(b:Entity {id: row.b}) "
-        f"WHERE coalesce(r.origin, '') <> 'record' {_COOC} WHERE n = 0 DELETE r"
+        "UNWIND $rows AS row MATCH (a:Entity {id: row.a})-[r:RELATED]-(b:Entity {id: row.b}) "
+        "WHERE size(r.support_n) = 0 AND coalesce(r.origin, '') <> 'record' DELETE r"
+    )
+
+
+def pairs_losing() -> str:
+    """``{a, b}`` (``a`` the entity lost) of the RELATED edges a chunk ``row.id`` stops
+    supporting when its extracted MENTIONS not in ``row.keep`` go (:func:`delete_stale_mentions`;
+    read, run before it)."""
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id})-[m:MENTIONS]->(a:Entity) "
+        "WHERE NOT a.id IN row.keep AND coalesce(m.origin, '') <> 'record' "
+        "MATCH (a)-[:RELATED]-(b:Entity) WHERE (c)-[:MENTIONS]->(b) "
+        "RETURN DISTINCT a.id AS a, b.id AS b"
     )
 
 
@@ -174,7 +201,8 @@ def upsert_edges(rel_type: str, source_label: str, target_label: str) -> str:
 def node_by_id(label: str) -> str:
     """``{label, props}`` of the ``label`` nodes whose ids are in ``$ids``."""
     return (
-        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) RETURN {node_map('n')} AS node"
+        f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) "
+        f"RETURN {node_map('n', None)} AS node"
     )
 
 

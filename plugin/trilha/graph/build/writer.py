@@ -97,8 +97,6 @@ class GraphWriter:
     ) -> WriteStats:
         """Upsert units with their entities (extracted unless given per ``unit_id``)."""
         self.ensure_schema()
-        ids = [u.unit_id for u in units]
-        before = supported_pairs(self.store, ids)
         docs, chunks = doc_rows(units), chunk_rows(units)
         self._write(cypher.upsert_nodes("Doc"), docs)
         self._write(cypher.upsert_chunks(), chunks)
@@ -120,7 +118,6 @@ class GraphWriter:
         entities_n, mentions_n, pairs_n = write_mentions(
             self.store, per_unit, pair_entities=self.pair_entities, batch_size=self.batch_size
         )
-        refresh_summaries(self.store, before, ids, self.batch_size, entities=False)
         self.refresh_priors(per_unit)
         return WriteStats(
             docs=len(docs),

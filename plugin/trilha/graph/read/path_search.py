@@ -60,7 +60,7 @@ def visible_entities(vis: Visibility) -> str:
         "UNWIND $ids AS k MATCH (e:Entity {id: k}) WITH e MATCH (e)-[r]-(o) "
         "WHERE type(r) <> 'RELATED' AND "
         f"NOT labels(o)[0] IN $vis_shared AND {vis.own('o')} "
-        f"WITH DISTINCT e RETURN {node_map('e')} AS node"
+        f"WITH DISTINCT e RETURN {node_map('e', vis)} AS node"
     )
 
 
@@ -167,9 +167,10 @@ class VisiblePathSearch:
             ids = [k[1] for k in keys if k[0] == label]
             statement = (
                 f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) "
-                f"RETURN {node_map('n')} AS node"
+                f"RETURN {node_map('n', self.vis)} AS node"
             )
-            for r in self.store.run(statement, {"ids": ids}, timeout_s=self.timeout_s):
+            params = {**self.vis.params, "ids": ids}
+            for r in self.store.run(statement, params, timeout_s=self.timeout_s):
                 props[(label, r["node"]["props"]["id"])] = r["node"]["props"]
         return [{"label": k[0], "props": props.get(k, {"id": k[1]})} for k in keys]
 

@@ -13,7 +13,7 @@ before any ``LIMIT``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from trilha.graph.model import NODE_SPECS, check_label, check_rel_type
 from trilha.graph.visibility import Visibility
@@ -22,15 +22,24 @@ from trilha.graph.visibility import Visibility
 REL_PROPS = ("weight", "salience", "peso", "origin")
 
 
-def _props(var: str, keys: Sequence[str]) -> str:
-    return "{" + ", ".join(f"{k}: {var}.{k}" for k in keys) + "}"
+def _props(var: str, keys: Sequence[str], shown: Mapping[str, str] | None = None) -> str:
+    exprs = shown or {}
+    return "{" + ", ".join(f"{k}: {exprs.get(k, f'{var}.{k}')}" for k in keys) + "}"
 
 
-def node_map(var: str) -> str:
-    """``{label, props}`` of node ``var``; ``props``: its id, name and shown fields."""
+def node_map(var: str, vis: Visibility | None) -> str:
+    """``{label, props}`` of node ``var``; ``props``: its id, name and shown fields. With
+    ``vis``, an Entity's salience is the one ``vis`` may see
+    (:meth:`~trilha.graph.visibility.Visibility.salience`); without, the stored one (the
+    writer's own reads)."""
+    shown = {"salience": vis.salience(var)} if vis is not None else {}
     cases = " ".join(
         f"WHEN '{label}' THEN "
-        + _props(var, list(dict.fromkeys(("id", *(("name",) if spec.named else ()), *spec.shown))))
+        + _props(
+            var,
+            list(dict.fromkeys(("id", *(("name",) if spec.named else ()), *spec.shown))),
+            shown if label == "Entity" else None,
+        )
         for label, spec in NODE_SPECS.items()
     )
     return (
@@ -57,7 +66,7 @@ def visible_nodes(label: str, vis: Visibility) -> str:
     """``{label, props}`` of the own-labelled ``label`` nodes in ``$ids`` that ``vis`` sees."""
     return (
         f"UNWIND $ids AS k MATCH (n:{check_label(label)} {{id: k}}) WHERE {vis.own('n')} "
-        f"RETURN {node_map('n')} AS node"
+        f"RETURN {node_map('n', vis)} AS node"
     )
 
 
@@ -85,7 +94,7 @@ def subgraph_nodes(
         + "WITH collect(p) AS ps WITH ps, size(ps) AS paths UNWIND ps AS p "
         "UNWIND range(0, length(p)) AS i WITH paths, nodes(p)[i] AS x, i "
         "WITH paths, x, min(i) AS dist ORDER BY dist, labels(x)[0], x.id LIMIT $node_cap "
-        f"RETURN {node_map('x')} AS node, dist, paths"
+        f"RETURN {node_map('x', vis)} AS node, dist, paths"
     )
 
 
