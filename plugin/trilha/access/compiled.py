@@ -16,7 +16,7 @@ principal and keeps every form the indices need:
 :class:`PolicyCache` keeps the compiled policies of the principals seen last. Its key is the
 principal's fields, from which the policy (and its scope key) follows: principals that differ
 in any field never share an entry, and a principal whose fields change is compiled afresh.
-:data:`POLICIES` is the process-wide cache the graph reads share; a searcher keeps its own.
+:data:`POLICIES` is the process-wide cache every search and graph read shares.
 """
 
 from __future__ import annotations
@@ -138,5 +138,5 @@ class PolicyCache:
         return policy
 
 
-#: The process-wide policy cache (graph reads, the graph's caches and its boost).
+#: The process-wide policy cache (searches, graph reads, the graph's caches and its boost).
 POLICIES = PolicyCache()

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
-from trilha.access.compiled import CompiledPolicy, PolicyCache
+from trilha.access.compiled import POLICIES, CompiledPolicy
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
@@ -46,8 +46,9 @@ class HybridSearcher:
         self.dense = dense
         self.embedder = embedder
         self.booster = booster
-        #: Compiled visibility rules of recent principals (each compiled once, not per search).
-        self.policies = PolicyCache()
+        #: Compiled visibility rules of recent principals, shared with the graph reads (each
+        #: principal's rule compiled once for every index, not per search).
+        self.policies = POLICIES
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="trilha-side")
 
     def close(self) -> None:
