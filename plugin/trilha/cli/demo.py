@@ -24,7 +24,9 @@ DEMO_VISIBILITY = (
 
 def add_parser(sub: Any) -> None:
     """The ``demo`` command and its options."""
-    sp = sub.add_parser("demo", help="index the bundled sample corpus and ask three questions")
+    sp = sub.add_parser(
+        "demo", help="index the bundled sample corpus, ask three questions, then one as four users"
+    )
     add_workspace_options(sp)
     sp.add_argument("-k", type=int, default=3, help="results per question (default 3)")
     sp.add_argument("--reranker", help="optional cross-encoder id or local path")
