@@ -1,0 +1,1 @@
+"""Chat LLM clients (Groq chat completions), used when an LLM is configured."""

@@ -1,0 +1,2 @@
+"""The Retrieval Orchestrator (seed 004): RetrievalRequest → pre-query → profile and depth plan →
+strategies → a budgeted, cited, permission-safe ContextBundle."""
