@@ -65,6 +65,7 @@ def test_allow_lists_cover_the_seeds() -> None:
         "DocSummary",
         "Claim",
         "Memory",
+        "RetrievalJob",
     } == set(NODE_SPECS)
     for spec in EDGE_SPECS.values():
         assert spec.sources <= set(NODE_SPECS) and spec.targets <= set(NODE_SPECS)

@@ -149,6 +149,19 @@ class NoteProps(_Props):
     memory_class: str | None = Field(None, description="Memory: 'episodic', 'semantic', ...")
 
 
+class JobProps(_Props):
+    """A RetrievalJob (seed 004): one logged retrieval, private to the user who asked."""
+
+    user_id: str | None = Field(None, description="Who asked; also the node's owner_id.")
+    raw_query: str | None = Field(None, description="The question as asked.")
+    retrieval_intent: str | None = Field(None, description="'factual', 'graph_insight', ...")
+    strategy_used: str | None = Field(None, description="'semantic_only', 'graph_only', ...")
+    depth_level: str | None = Field(None, description="'D0' … 'D4'.")
+    created_at: str | None = Field(None, description="ISO timestamp of the request.")
+    owner_id: str | None = Field(None, description="The user who asked (private to them).")
+    visibility: str | None = Field(None, description="Always 'private'.")
+
+
 class EdgeProps(_Props):
     """Relationship properties: weight (RELATED), salience (MENTIONS), peso (HAS_CRITERIO)."""
 
@@ -205,6 +218,13 @@ NODE_SPECS: dict[str, NodeSpec] = {
         NodeSpec("DocSummary", False, NoteProps, "text", ("text", "source_ref")),
         NodeSpec("Claim", False, NoteProps, "text", ("text", "confidence", "source_ref")),
         NodeSpec("Memory", False, NoteProps, "text", ("text", "memory_class", "created_at")),
+        NodeSpec(
+            "RetrievalJob",
+            False,
+            JobProps,
+            "raw_query",
+            ("raw_query", "retrieval_intent", "strategy_used", "created_at"),
+        ),
     )
 }
 
@@ -216,6 +236,8 @@ _AIMS = frozenset({"Purpose", "StrategicObjective", "OKR"})
 _OWNED = _WORK_ITEMS | _PROCESS | _AIMS | {"Doc", "Memory"}
 _STEPS = _PROCESS | {"Task"}
 _PARTS = _WORK_ITEMS | _PROCESS | _AIMS | {"Doc", "Department"}
+#: What a RetrievalJob may have RETURNED (seed 004's audit link).
+RETURNABLE = _DECISION | _WORK_ITEMS | _AIMS | {"Claim", "Memory", "Process", "Entity"}
 
 #: Every relationship type of the model, with the labels it may connect.
 EDGE_SPECS: dict[str, EdgeSpec] = {
@@ -237,6 +259,7 @@ EDGE_SPECS: dict[str, EdgeSpec] = {
         EdgeSpec("REFERENCES", _WORK_ITEMS, frozenset({"Doc", "Chunk", "Entity"})),
         EdgeSpec("ALIGNS_WITH", _WORK_ITEMS | _AIMS | {"Process"}, _AIMS),
         EdgeSpec("HAS_SUMMARY", frozenset({"Doc"}), frozenset({"DocSummary"})),
+        EdgeSpec("RETURNED", frozenset({"RetrievalJob"}), RETURNABLE),
     )
 }
 

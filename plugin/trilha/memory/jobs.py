@@ -1,0 +1,138 @@
+"""The retrieval job log (seed 004 REQ-RETR-003, 016, 017, 020): one :class:`RetrievalJob` per
+request, in SQLite.
+
+By default the log shares the workspace's ``memory.sqlite`` with the turns
+(:data:`~trilha.memory.store.MEMORY_FILE`), in its own ``jobs`` table (schema version under
+``jobs_schema`` in ``meta``). A job is the whole model as JSON plus the columns the reads filter
+and group on. Jobs are personal like turns: :meth:`JobLog.recent` returns the caller's own;
+:meth:`JobLog.stats` aggregates over everyone (an operator's view, :mod:`trilha.memory.stats`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+
+from trilha.index.sqlite_store import SQLiteStore
+from trilha.memory.stats import JobStats, job_stats
+from trilha.memory.store import MEMORY_FILE, check_schema
+from trilha.memory.turns import check_name, name_problem, stamp
+
+if TYPE_CHECKING:
+    from trilha.memory.graph import JobGraphWriter
+
+#: Version of the ``jobs`` table.
+JOBS_SCHEMA = 1
+_DEPTH = re.compile(r"^D[0-4]$")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, user_id TEXT NOT NULL,
+    created_at TEXT NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_user ON jobs(user_id, created_at);
+CREATE INDEX IF NOT EXISTS jobs_time ON jobs(created_at);
+"""
+
+
+class RetrievalJob(BaseModel):
+    """One retrieval request as it ran: seed 004's ``:RetrievalJob`` fields, plus the depth
+    level, the Query Profile, the pre-query result, what was returned and the caller's scope."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="Unique id of the job.")
+    user_id: str = Field(description="Who asked.")
+    conversation_id: str = Field(description="The conversation the request came from.")
+    agent_type: str = Field(description="'knowledge', 'task', 'user', ...")
+    raw_query: str = Field(description="The question as asked.")
+    rewritten_query: str | None = Field(None, description="The query actually searched, if other.")
+    retrieval_intent: str = Field(description="'factual', 'graph_insight', 'orientation', ...")
+    strategy_used: str = Field(description="'semantic_only', 'graph_only', 'hybrid_...', ...")
+    nodes_scanned: int = Field(ge=0, description="Candidates looked at.")
+    nodes_returned: int = Field(ge=0, description="Items in the bundle.")
+    depth_used: int = Field(ge=0, description="Depth as a number (D2 → 2).")
+    tokens_estimated: int = Field(ge=0, description="Tokens of the bundle.")
+    latency_ms: int = Field(ge=0, description="Wall time of the request in milliseconds.")
+    error_code: str | None = Field(None, description="Why it failed; None when it succeeded.")
+    created_at: datetime = Field(description="When the request came in (aware, UTC).")
+    depth_level: str = Field(description="CDC depth level, 'D0' … 'D4'.")
+    query_profile_used: str | None = Field(None, description="The Query Profile, if any.")
+    prequery: dict[str, JsonValue] = Field(
+        default_factory=dict, description="The pre-query result as JSON (REQ-RETR-003)."
+    )
+    returned: tuple[str, ...] = Field(
+        (), description="Refs of the items returned: 'Chunk:<unit_id>', 'Task:t-ropa', ..."
+    )
+    scope_key: str = Field(
+        description="trilha.access.scope_key of the principal; never its attributes."
+    )
+
+    @field_validator("id", "user_id", "conversation_id")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        problem = name_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @field_validator("depth_level")
+    @classmethod
+    def _depth(cls, v: str) -> str:
+        if not _DEPTH.match(v):
+            raise ValueError(f"{v!r} is not one of D0, D1, D2, D3, D4")
+        return v
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, v: datetime) -> datetime:
+        if v.tzinfo is None or v.utcoffset() is None:
+            raise ValueError(f"{v.isoformat()} has no time zone; give an aware datetime")
+        return v.astimezone(UTC)
+
+
+class JobLog(SQLiteStore):
+    """Retrieval jobs in the SQLite file at ``path`` (shared safely with a
+    :class:`~trilha.memory.store.MemoryStore` on the same file)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(Path(path), _SCHEMA)
+        check_schema(self, "jobs_schema", JOBS_SCHEMA)
+
+    @classmethod
+    def in_workspace(cls, folder: Path) -> JobLog:
+        """The log of the workspace at ``folder`` (created with the folder if missing)."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        return cls(Path(folder) / MEMORY_FILE)
+
+    def record(self, job: RetrievalJob, *, graph: JobGraphWriter | None = None) -> str | None:
+        """Store ``job`` (recording the same id again replaces it), then mirror it into
+        ``graph`` when given; None, or the warning of a mirror that failed (the SQLite record
+        stays)."""
+        row = (job.id, job.user_id, stamp(job.created_at), job.model_dump_json())
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO jobs (id, user_id, created_at, body) VALUES (?, ?, ?, ?)",
+                row,
+            )
+        return None if graph is None else graph.write(job)
+
+    def _bodies(self, where: str, params: tuple[Any, ...], limit: int | None) -> list[str]:
+        tail = "" if limit is None else f" LIMIT {max(0, int(limit))}"
+        query = f"SELECT body FROM jobs WHERE {where} ORDER BY created_at DESC, seq DESC{tail}"
+        with self._lock:
+            return [r[0] for r in self._db.execute(query, params)]
+
+    def recent(self, user_id: str, limit: int = 20) -> list[RetrievalJob]:
+        """``user_id``'s own jobs, newest first (episodic memory of what they asked)."""
+        bodies = self._bodies("user_id = ?", (check_name(user_id, "user_id"),), limit)
+        return [RetrievalJob.model_validate_json(b) for b in bodies]
+
+    def stats(self, *, since: datetime | None = None) -> JobStats:
+        """Aggregates of every job (since ``since`` when given; see :func:`job_stats`)."""
+        where, params = ("created_at >= ?", (stamp(since),)) if since else ("1 = 1", ())
+        jobs = [RetrievalJob.model_validate_json(b) for b in self._bodies(where, params, None)]
+        return job_stats(jobs)

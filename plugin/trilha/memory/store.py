@@ -1,0 +1,186 @@
+"""The memory store: conversation turns per user, conversation and project, in SQLite.
+
+By default it lives in the workspace, in ``<workspace>/memory.sqlite`` (:data:`MEMORY_FILE`),
+next to the retrieval job log (:class:`~trilha.memory.jobs.JobLog`). The connection, its lock,
+WAL journaling and the ``meta`` table are :class:`~trilha.index.sqlite_store.SQLiteStore`'s; the
+schema version is kept in ``meta`` under ``turns_schema``.
+
+With a :class:`~trilha.memory.graph.GraphMemoryMirror`, every turn written is also written to
+the graph as a private ``:Memory`` node (a failure there is logged, the turn stays in SQLite).
+
+Turns are personal: every read takes the ``user_id`` whose turns it returns, and there is no
+read without one. What another user said never comes back, whatever the conversation or project
+named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from trilha.errors import BadRequestError, WorkspaceError
+from trilha.index.sqlite_store import SQLiteStore
+from trilha.memory.context import RecentContext, pack
+from trilha.memory.turns import Clock, Turn, check_name, make_turn, read_turns, stamp, utc_now
+
+if TYPE_CHECKING:
+    from trilha.memory.graph import GraphMemoryMirror
+
+#: The memory database's file name inside a workspace.
+MEMORY_FILE = "memory.sqlite"
+#: Version of the ``turns`` table; a store refuses a file written by a newer trilha.
+TURNS_SCHEMA = 1
+#: Candidate turns per memory class that :meth:`MemoryStore.get_recent_context` considers.
+RECENT_WINDOW = 50
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT UNIQUE NOT NULL, user_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL, project_id TEXT, role TEXT NOT NULL, text TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS turns_user ON turns(user_id, created_at);
+CREATE INDEX IF NOT EXISTS turns_conversation ON turns(user_id, conversation_id, created_at);
+"""
+_COLUMNS = "turn_id, user_id, conversation_id, project_id, role, text, created_at"
+_INSERT = f"INSERT OR IGNORE INTO turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def check_schema(store: SQLiteStore, key: str, version: int) -> None:
+    """Record ``version`` under ``key`` in ``meta``; refuse a file made by a newer schema."""
+    found = store.get_meta(key)
+    if found is not None and int(found) > version:
+        raise WorkspaceError(
+            f"{store.path}: {key} {found} is newer than this trilha reads ({version}); "
+            "upgrade trilha"
+        )
+    if found is None:
+        store.set_meta(key, str(version))
+
+
+def _row(t: Turn) -> tuple[str | None, ...]:
+    return (
+        t.turn_id,
+        t.user_id,
+        t.conversation_id,
+        t.project_id,
+        t.role,
+        t.text,
+        stamp(t.created_at),
+    )
+
+
+def _turn(row: Sequence[Any]) -> Turn:
+    keys = ("turn_id", "user_id", "conversation_id", "project_id", "role", "text", "created_at")
+    return Turn.model_validate(dict(zip(keys, row, strict=True)))
+
+
+class MemoryStore(SQLiteStore):
+    """Conversation turns in the SQLite file at ``path``; ``clock`` stamps new turns."""
+
+    def __init__(
+        self, path: Path, *, clock: Clock = utc_now, mirror: GraphMemoryMirror | None = None
+    ) -> None:
+        super().__init__(Path(path), _SCHEMA)
+        check_schema(self, "turns_schema", TURNS_SCHEMA)
+        self.clock = clock
+        self.mirror = mirror
+
+    @classmethod
+    def in_workspace(
+        cls, folder: Path, *, clock: Clock = utc_now, mirror: GraphMemoryMirror | None = None
+    ) -> MemoryStore:
+        """The store of the workspace at ``folder`` (created with the folder if missing)."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        return cls(Path(folder) / MEMORY_FILE, clock=clock, mirror=mirror)
+
+    def _insert(self, turns: Sequence[Turn]) -> int:
+        rows = [_row(t) for t in turns]
+        with self._lock, self._transaction():
+            before = self._db.total_changes
+            self._db.executemany(_INSERT, rows)
+            added = self._db.total_changes - before
+        if self.mirror is not None and turns:
+            self.mirror.write(turns)  # a failure is logged by the mirror; SQLite is the truth
+        return added
+
+    def record_turn(
+        self,
+        user_id: str,
+        conversation_id: str,
+        role: Literal["user", "assistant"],
+        text: str,
+        *,
+        project_id: str | None = None,
+        created_at: datetime | None = None,
+    ) -> Turn:
+        """Store one turn (stamped by the clock unless ``created_at`` is given); returns it."""
+        data: dict[str, Any] = {
+            "user_id": user_id,
+            "conversation_id": conversation_id,
+            "role": role,
+            "text": text,
+            "project_id": project_id,
+        }
+        if created_at is not None:
+            data["created_at"] = created_at
+        turn = make_turn(data, self.clock)
+        self._insert([turn])
+        return turn
+
+    def import_turns(self, path: Path) -> int:
+        """Store the turns of a JSONL file (:mod:`trilha.memory.turns` gives its form), all
+        checked before any is written; returns how many were new (a ``turn_id`` already stored
+        is skipped, so importing a file twice adds nothing)."""
+        return self._insert(read_turns(Path(path), self.clock))
+
+    def _select(self, where: str, params: Sequence[Any], limit: int) -> list[Turn]:
+        query = (
+            f"SELECT {_COLUMNS} FROM turns WHERE {where} ORDER BY created_at DESC, seq DESC LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(query, (*params, max(0, limit))).fetchall()
+        return [_turn(r) for r in rows]
+
+    def turns(
+        self,
+        user_id: str,
+        *,
+        conversation_id: str | None = None,
+        project_id: str | None = None,
+        limit: int = 50,
+    ) -> list[Turn]:
+        """``user_id``'s turns, newest first, of one conversation and/or project if named."""
+        where, params = ["user_id = ?"], [check_name(user_id, "user_id")]
+        for column, value in (("conversation_id", conversation_id), ("project_id", project_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        return self._select(" AND ".join(where), params, limit)
+
+    def get_recent_context(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        conversation_id: str | None = None,
+        max_tokens: int,
+    ) -> RecentContext:
+        """``user_id``'s recent turns within ``max_tokens`` (:func:`~trilha.memory.context.pack`):
+        the turns of ``conversation_id`` first, then the user's turns in other conversations,
+        of ``project_id`` when given; at most :data:`RECENT_WINDOW` candidates of each."""
+        if max_tokens < 0:
+            raise BadRequestError(f"max_tokens is {max_tokens}; give 0 or more tokens")
+        user = check_name(user_id, "user_id")
+        working = (
+            self.turns(user, conversation_id=conversation_id, limit=RECENT_WINDOW)
+            if conversation_id is not None
+            else []
+        )
+        where, params = ["user_id = ?", "conversation_id IS NOT ?"], [user, conversation_id]
+        if project_id is not None:
+            where.append("project_id = ?")
+            params.append(project_id)
+        earlier = self._select(" AND ".join(where), params, RECENT_WINDOW)
+        return pack(working, earlier, max_tokens)
