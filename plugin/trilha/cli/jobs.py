@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trilha.cli.options import add_workspace_options, say, settings_of
 from trilha.errors import BadRequestError
+
+if TYPE_CHECKING:
+    from trilha.memory.stats import JobStats
 
 
 def add_parser(sub: Any) -> None:
@@ -43,7 +46,7 @@ def parse_since(text: str | None) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def stats_lines(stats: Any, since: datetime | None) -> list[str]:
+def stats_lines(stats: JobStats, since: datetime | None) -> list[str]:
     """The human-readable report of a :class:`~trilha.memory.stats.JobStats`."""
     failed = sum(stats.errors_by_strategy.values())
     window = f" since {since.isoformat()}" if since else ""
