@@ -57,9 +57,14 @@ def load_retrieval_config(
     overrides: tuple[tuple[Scope, PathLike | None], ...] = (("org", org), ("user", user))
     for scope, override in overrides:
         if override is not None:
-            changes = _read(Path(override), str(override))
-            config = apply_override(config, changes, scope, source=str(override))
+            config = apply_override_file(config, override, scope)
     return config
+
+
+def apply_override_file(config: RetrievalConfig, path: PathLike, scope: Scope) -> RetrievalConfig:
+    """``config`` with the partial override file ``path`` of ``scope`` laid over it."""
+    changes = _read(Path(path), str(path))
+    return apply_override(config, changes, scope, source=str(path))
 
 
 def load_agents(path: PathLike | None = None) -> dict[str, AgentSpec]:

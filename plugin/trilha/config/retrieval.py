@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from trilha.config.intents import Intent, Strategy
 from trilha.config.messages import describe
+from trilha.config.orchestration import OrchestratorDefaults
 from trilha.errors import ConfigurationError
 from trilha.graph.model import MAX_PROFILE_HOPS
 from trilha.settings import MergeMode
@@ -80,6 +81,7 @@ class RetrievalConfig(BaseModel):
     default_strategy_procedural: Strategy = Field(description="Strategy for 'procedural'.")
     default_strategy_strategic: Strategy = Field(description="Strategy for 'strategic'.")
     search: SearchDefaults = Field(description="Search defaults.")
+    orchestrator: OrchestratorDefaults = Field(description="How bundles are filled.")
 
     def strategy_for(self, intent: Intent) -> Strategy:
         """The default strategy configured for ``intent``."""
