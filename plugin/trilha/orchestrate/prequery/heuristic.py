@@ -83,11 +83,11 @@ class HeuristicClassifier:
 
     def _intent(self, scores: Mapping[Intent, float]) -> tuple[Intent, float]:
         """The best intent (ties by ``tie_order``) and a confidence: its share of the two best
-        scores, 0.3 when nothing matched."""
+        scores; the default intent with 0.3 when no score reaches ``min_score``."""
         order = self.rules.tie_order
         ranked = sorted(scores, key=lambda i: (-scores[i], order.index(i)))
         best = ranked[0]
-        if scores[best] <= 0:
+        if scores[best] < max(self.rules.min_score, 1e-9):
             return self.rules.default_intent, 0.3
         runner_up = scores[ranked[1]] if len(ranked) > 1 else 0.0
         return best, round(scores[best] / (scores[best] + runner_up), 3)

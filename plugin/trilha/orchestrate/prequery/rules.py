@@ -75,6 +75,7 @@ class Rules(_Rules):
     """Every table the heuristic classifier reads."""
 
     default_intent: Intent = Field(description="The intent of a question no pattern matches.")
+    min_score: float = Field(2.0, ge=0, description="Least score that beats the default.")
     tie_order: tuple[Intent, ...] = Field(description="Who wins a tie, first first.")
     intents: dict[Intent, tuple[WeightedCues, ...]] = Field(description="Cues per intent.")
     labels: dict[str, Patterns] = Field(description="Graph label -> patterns naming it.")
