@@ -16,6 +16,7 @@ _NOT_WORD = re.compile(r"[^\w/:-]+")
 _EDGE_PUNCT = re.compile(r"(?<!\w)[/:-]+|[/:-]+(?!\w)")
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
 _SPACE = re.compile(r"\s+")
+_POSSESSIVE = re.compile(r"(\w)'s\b")
 
 
 def strip_accents(text: str) -> str:
@@ -25,9 +26,10 @@ def strip_accents(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Lower case, no accents, punctuation as spaces (``/ : -`` kept inside dates and words),
+    """Lower case, no accents, no ``'s`` (``quarter's`` → ``quarter``), punctuation as spaces (``/ : -`` kept inside dates and words),
     single spaces, with one space at each end so rules can match whole words with spaces."""
-    folded = strip_accents(text.casefold()).replace("'", "").replace("’", "")
+    plain = _POSSESSIVE.sub(r"\1", text.replace("’", "'"))
+    folded = strip_accents(plain.casefold()).replace("'", "")
     spaced = _EDGE_PUNCT.sub(" ", _NOT_WORD.sub(" ", folded))
     return f" {_SPACE.sub(' ', spaced).strip()} "
 
