@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from trilha.cli import demo, doctor, evaluate, graph, ingest, query
+from trilha.cli import demo, doctor, evaluate, graph, ingest, prequery, query
 from trilha.errors import TrilhaError
 
 
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         graph.add_parser,
         evaluate.add_eval_parser,
         evaluate.add_bench_parser,
+        prequery.add_parser,
     ):
         add_parser(sub)
     return p
