@@ -149,4 +149,4 @@ def accuracy_lines(name: str, report: Any) -> list[str]:
 
     lines = [f"[{name}]", row("overall", report.overall)]
     lines += [row(intent, acc) for intent, acc in report.per_intent.items()]
-    return lines + [row("time horizon", report.horizon)]
+    return [*lines, row("time horizon", report.horizon)]

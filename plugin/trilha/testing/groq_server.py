@@ -13,6 +13,7 @@ what a scripted ``responder`` decides from the request's JSON: text content, too
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -103,7 +104,7 @@ class GroqTestServer:
         self.responder: Responder = responder or (lambda request: Reply(content="{}"))
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -121,8 +122,7 @@ class GroqTestServer:
 
     def start(self) -> GroqTestServer:
         """Listen on a free loopback port, serving from a daemon thread."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = _Server(self)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         return self
@@ -148,52 +148,52 @@ class GroqTestServer:
         return self.responder(request), number
 
 
-def _handler(server: GroqTestServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class _Server(ThreadingHTTPServer):
+    """The HTTP server, knowing the :class:`GroqTestServer` that scripts it."""
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet in tests
-            pass
+    daemon_threads = True
 
-        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.rstrip("/") != COMPLETIONS_PATH:
-                return self._send(404, {"error": {"message": f"no route {self.path}"}})
-            try:
-                request = json.loads(body or b"{}")
-            except json.JSONDecodeError:
-                return self._send(400, {"error": {"message": "the body is not JSON"}})
-            reply, number = server.answer(request)
-            time.sleep(reply.delay_s)
-            if reply.status != 200:
-                error = {"message": reply.content or "scripted error", "type": "server_error"}
-                return self._send(reply.status, {"error": error})
-            model = str(request.get("model", "test-model"))
-            if request.get("stream"):
-                return self._stream(reply.chunks(model, number))
-            return self._send(200, reply.completion(model, number))
+    def __init__(self, owner: GroqTestServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
 
-        def _send(self, status: int, payload: Mapping[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self._write(data)
 
-        def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
-            events = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
-            data = "".join(events).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self._write(data)
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
 
-        def _write(self, data: bytes) -> None:
-            try:
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
-                pass
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-    return Handler
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.rstrip("/") != COMPLETIONS_PATH:
+            return self._send(404, {"error": {"message": f"no route {self.path}"}})
+        try:
+            request = json.loads(body or b"{}")
+        except json.JSONDecodeError:
+            return self._send(400, {"error": {"message": "the body is not JSON"}})
+        reply, number = self.server.owner.answer(request)
+        time.sleep(reply.delay_s)
+        if reply.status != 200:
+            error = {"message": reply.content or "scripted error", "type": "server_error"}
+            return self._send(reply.status, {"error": error})
+        model = str(request.get("model", "test-model"))
+        if request.get("stream"):
+            return self._stream(reply.chunks(model, number))
+        return self._send(200, reply.completion(model, number))
+
+    def _send(self, status: int, payload: Mapping[str, Any]) -> None:
+        self._write(status, "application/json", json.dumps(payload).encode())
+
+    def _stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+        events = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+        self._write(200, "text/event-stream", "".join(events).encode())
+
+    def _write(self, status: int, content_type: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # client gave up
+            self.wfile.write(data)

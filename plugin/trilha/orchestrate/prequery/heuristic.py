@@ -19,6 +19,9 @@ from trilha.orchestrate.prequery.model import (
 )
 from trilha.orchestrate.prequery.rules import Patterns, Rules, default_rules
 
+#: Answer lengths read from the text, the first that matches winning; otherwise "short".
+_LENGTHS: tuple[Length, ...] = ("long", "list")
+
 
 def any_match(patterns: Iterable[Patterns] | Patterns, folded: str) -> bool:
     """Whether a pattern of ``patterns`` (one tuple, or several) matches ``folded``."""
@@ -93,7 +96,7 @@ class HeuristicClassifier:
         return best, round(scores[best] / (scores[best] + runner_up), 3)
 
     def _length(self, folded: str) -> Length:
-        for length in ("long", "list"):
+        for length in _LENGTHS:
             if any_match(self.rules.length.get(length, ()), folded):
-                return length  # type: ignore[return-value]
+                return length
         return "short"

@@ -17,12 +17,12 @@ from datetime import date, datetime, timedelta
 
 from trilha.orchestrate.prequery.model import ALL_TIME, HorizonName, TimeHorizon
 
-MONTHS = {
-    **{m: i for i, m in enumerate(("janeiro fevereiro marco abril maio junho julho agosto "
-                                    "setembro outubro novembro dezembro").split(), 1)},
-    **{m: i for i, m in enumerate(("january february march april may june july august "
-                                    "september october november december").split(), 1)},
-}
+_PT_MONTHS = ("janeiro", "fevereiro", "marco", "abril", "maio", "junho", "julho", "agosto",
+              "setembro", "outubro", "novembro", "dezembro")  # fmt: skip
+_EN_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+              "september", "october", "november", "december")  # fmt: skip
+#: Folded month names, pt-BR and English, to their number.
+MONTHS = {m: i % 12 + 1 for i, m in enumerate(_PT_MONTHS + _EN_MONTHS)}
 _ORDINALS = {"primeiro": 1, "segundo": 2, "terceiro": 3, "quarto": 4,
              "first": 1, "second": 2, "third": 3, "fourth": 4}  # fmt: skip
 _MONTH = "(" + "|".join(MONTHS) + ")"

@@ -150,7 +150,7 @@ class GroqClassifier:
 
     async def aclassify(self, question: str, *, now: datetime, base: PreQuery) -> PreQuery:
         """:meth:`classify` for a running event loop (a sync client runs in a thread)."""
-        create = self.client.chat.completions.create
+        create: Any = self.client.chat.completions.create
         try:
             if inspect.iscoroutinefunction(create):
                 completion = await create(**self.request(question))

@@ -128,4 +128,3 @@ def with_named(
     """The named nodes, then the bare labels that no named node already stands for."""
     covered = {e.label for e in named}
     return (*named, *(e for e in labels if e.name is not None or e.label not in covered))
-

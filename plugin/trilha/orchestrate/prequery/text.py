@@ -26,8 +26,9 @@ def strip_accents(text: str) -> str:
 
 
 def fold(text: str) -> str:
-    """Lower case, no accents, no ``'s`` (``quarter's`` → ``quarter``), punctuation as spaces (``/ : -`` kept inside dates and words),
-    single spaces, with one space at each end so rules can match whole words with spaces."""
+    """Lower case, no accents, no ``'s`` (``quarter's`` → ``quarter``), punctuation as spaces
+    (``/ : -`` kept inside dates and words), single spaces, and one space at each end so rules
+    can match whole words with spaces."""
     plain = _POSSESSIVE.sub(r"\1", text.replace("’", "'"))
     folded = strip_accents(plain.casefold()).replace("'", "")
     spaced = _EDGE_PUNCT.sub(" ", _NOT_WORD.sub(" ", folded))
