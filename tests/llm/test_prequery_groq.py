@@ -81,6 +81,9 @@ def test_explicit_takes_the_dates_code_read(classifier: GroqClassifier, script: 
     assert (r.time_horizon.name, r.time_horizon.start) == ("explicit", date(2025, 6, 12))
     r = prequery("Which tasks are due?", now=NOW, classifier=classifier).result
     assert r.time_horizon.name == "all_time"  # no date in the text: nothing to trust
+    script.reply = json_reply({"retrieval_intent": "procedural", "time_horizon": "today"})
+    r = prequery("Which tasks are due tomorrow?", now=NOW, classifier=classifier).result
+    assert r.time_horizon.start == date(2025, 6, 12)  # dates in the text win over a name
 
 
 @pytest.mark.parametrize(

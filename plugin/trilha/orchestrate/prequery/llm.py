@@ -4,7 +4,7 @@ The model names the intent, the focus labels, the period and the work hints; its
 validated (unknown intent, label or period: refused) and merged over the heuristic result of the
 same question, which still gives the language, the keywords and every date: a period the model
 names is resolved by code against ``now`` (:func:`~trilha.orchestrate.prequery.horizon.resolve`);
-an ``explicit`` one takes the dates code read in the question. Any failure (timeout, HTTP error,
+dates code read in the question win over any name. Any failure (timeout, HTTP error,
 bad JSON) is a :class:`~trilha.errors.BackendUnavailableError` whose message says what happened;
 :func:`~trilha.orchestrate.prequery.step.prequery` falls back to the heuristic on it.
 """
@@ -110,8 +110,8 @@ def merged(answer: LLMAnswer, base: PreQuery, now: datetime) -> PreQuery:
 
 def _period(name: HorizonName | None, read: TimeHorizon, now: datetime) -> TimeHorizon:
     """The period the model named, resolved by code; the one code ``read`` in the question
-    when the model named none, the same, or 'explicit' (code reads the dates)."""
-    if name is None or name == read.name or name == "explicit":
+    when that holds dates (code reads them), or the model named none, the same, or 'explicit'."""
+    if name is None or name in (read.name, "explicit") or read.name == "explicit":
         return read
     return horizon.resolve(name, now)
 
