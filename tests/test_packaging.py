@@ -61,6 +61,7 @@ def test_wheel_contents(wheel: Path) -> None:
         "trilha/samples/principals.yaml",
         "trilha/access/policy.py",
         "trilha/samples/graph/records.jsonl",
+        "trilha/orchestrate/prequery/rules.yaml",
     ):
         assert expected in names
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: The encoder used when none is configured: all-MiniLM-L6-v2 from its PyPI wheel.
@@ -108,6 +108,20 @@ class TrilhaSettings(BaseSettings):
     )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
+
+    # LLM (Groq)
+    groq_api_key: str | None = Field(
+        None,
+        validation_alias=AliasChoices("TRILHA_GROQ_API_KEY", "groq_api_key", "GROQ_API_KEY"),
+        description="Groq API key (TRILHA_GROQ_API_KEY, or GROQ_API_KEY); None: no LLM.",
+    )
+    groq_base_url: str | None = Field(
+        None, description="Groq API root, e.g. a local test server; None: api.groq.com."
+    )
+    groq_model: str = Field("llama-3.1-8b-instant", description="Groq chat model.")
+    llm_timeout_s: float = Field(
+        5.0, gt=0, description="Per-call LLM timeout (seconds); past it, the heuristic is used."
+    )
 
     def access_defaults(self) -> dict[str, str | int]:
         """The unit fields a document without access metadata gets."""

@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from trilha.cli import demo, doctor, evaluate, graph, ingest, jobs, query
+from trilha.cli import context, demo, doctor, evaluate, graph, ingest, jobs, prequery, query
 from trilha.errors import TrilhaError
 
 
@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         graph.add_parser,
         evaluate.add_eval_parser,
         evaluate.add_bench_parser,
+        prequery.add_parser,
+        context.add_parser,
         jobs.add_parser,
     ):
         add_parser(sub)

@@ -1,0 +1,130 @@
+"""The Pre-query step (REQ-RETR-002): the heuristic always, the LLM when given (falling back to
+the heuristic on any failure, recorded in the trace and logged once as a warning), then the
+named graph nodes the question mentions.
+
+The sync and async forms share every step but the LLM call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from datetime import datetime
+
+from trilha.errors import BadRequestError, TrilhaError
+from trilha.orchestrate.prequery.entities import EntityFinder
+from trilha.orchestrate.prequery.heuristic import HeuristicClassifier
+from trilha.orchestrate.prequery.llm import GroqClassifier
+from trilha.orchestrate.prequery.model import FocusEntity, PreQuery, PreQueryOutcome, TraceEvent
+
+logger = logging.getLogger(__name__)
+
+#: Longest question accepted, in characters.
+MAX_QUESTION = 4000
+
+
+def prequery(
+    text: str,
+    *,
+    now: datetime,
+    classifier: GroqClassifier | None = None,
+    entities: EntityFinder | None = None,
+    heuristic: HeuristicClassifier | None = None,
+) -> PreQueryOutcome:
+    """The Pre-query of ``text`` at ``now`` (see the module docstring)."""
+    question, base, trace = _heuristic(text, now, heuristic)
+    result = base
+    if classifier is not None:
+        started = time.perf_counter()
+        try:
+            result = classifier.classify(question, now=now, base=base)
+            trace.append(_llm_done(classifier, started))
+        except TrilhaError as e:
+            trace.append(_llm_failed(e, started))
+    return _finish(result, question, entities, trace)
+
+
+async def aprequery(
+    text: str,
+    *,
+    now: datetime,
+    classifier: GroqClassifier | None = None,
+    entities: EntityFinder | None = None,
+    heuristic: HeuristicClassifier | None = None,
+) -> PreQueryOutcome:
+    """:func:`prequery` for a running event loop (the LLM call is awaited)."""
+    question, base, trace = _heuristic(text, now, heuristic)
+    result = base
+    if classifier is not None:
+        started = time.perf_counter()
+        try:
+            result = await classifier.aclassify(question, now=now, base=base)
+            trace.append(_llm_done(classifier, started))
+        except TrilhaError as e:
+            trace.append(_llm_failed(e, started))
+    return _finish(result, question, entities, trace)
+
+
+def checked_question(text: str) -> str:
+    """``text`` stripped; empty or too long is a :class:`BadRequestError`."""
+    question = text.strip() if isinstance(text, str) else ""
+    if not question:
+        raise BadRequestError("the question is empty: give the text to classify")
+    if len(question) > MAX_QUESTION:
+        raise BadRequestError(
+            f"the question has {len(question)} characters; shorten it to {MAX_QUESTION} or less"
+        )
+    return question
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _heuristic(
+    text: str, now: datetime, heuristic: HeuristicClassifier | None
+) -> tuple[str, PreQuery, list[TraceEvent]]:
+    question = checked_question(text)
+    started = time.perf_counter()
+    base = (heuristic or HeuristicClassifier()).classify(question, now=now)
+    detail = f"intent {base.retrieval_intent} ({base.confidence:.2f})"
+    return question, base, [TraceEvent(step="heuristic", latency_ms=_ms(started), detail=detail)]
+
+
+def _llm_done(classifier: GroqClassifier, started: float) -> TraceEvent:
+    return TraceEvent(step="llm", latency_ms=_ms(started), detail=f"model {classifier.model}")
+
+
+def _llm_failed(error: TrilhaError, started: float) -> TraceEvent:
+    logger.warning("pre-query LLM failed, heuristic used: %s", error)
+    return TraceEvent(step="llm", latency_ms=_ms(started), detail=f"{error}; heuristic used")
+
+
+def _finish(
+    result: PreQuery, question: str, finder: EntityFinder | None, trace: list[TraceEvent]
+) -> PreQueryOutcome:
+    """``result`` with the named nodes ``finder`` found (a failing finder adds none, and says
+    so in the trace)."""
+    if finder is None:
+        return PreQueryOutcome(result=result, trace=tuple(trace))
+    started = time.perf_counter()
+    try:
+        found = finder.find(question)
+        detail = f"{len(found)} named node(s)"
+    except TrilhaError as e:
+        logger.warning("pre-query entity finder failed: %s", e)
+        found, detail = [], f"{e}; no named nodes"
+    trace.append(TraceEvent(step="entities", latency_ms=_ms(started), detail=detail))
+    merged = with_named(result.focus_entities, found)
+    return PreQueryOutcome(
+        result=result.model_copy(update={"focus_entities": merged}), trace=tuple(trace)
+    )
+
+
+def with_named(
+    labels: Sequence[FocusEntity], named: Sequence[FocusEntity]
+) -> tuple[FocusEntity, ...]:
+    """The named nodes, then the bare labels that no named node already stands for."""
+    covered = {e.label for e in named}
+    return (*named, *(e for e in labels if e.name is not None or e.label not in covered))
