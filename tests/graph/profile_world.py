@@ -77,7 +77,13 @@ NODES: list[tuple[str, str, dict[str, Any]]] = [
     (
         "Task",
         "t-done",
-        {"title": "Mapear dados pessoais", "status": "concluída", "due_date": "2026-01-05", **ACME},
+        {
+            "title": "Mapear dados pessoais",
+            "status": "concluída",
+            "due_date": "2026-01-05",
+            "priority": "high",
+            **ACME,
+        },
     ),
     (
         "Task",

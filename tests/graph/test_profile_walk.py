@@ -144,7 +144,7 @@ def test_filters_by_status_window_priority_owner_and_terms(world: GraphStore) ->
     assert walk(statuses=("LATE",)) == {"Task:t-ropa", "Task:t-beta-pub"}
     assert walk(due_from=TODAY, due_to=date(2026, 2, 8)) == {"Task:t-soon"}
     assert walk(due_to=date(2026, 1, 10)) == {"Task:t-ropa", "Task:t-done", "Task:t-beta-pub"}
-    assert walk(priority_only=True) == {"Task:t-soon"}
+    assert walk(priority_only=True) == {"Task:t-soon", "Task:t-done"}
     assert walk(owner_ids=("u-ana",)) == {"Task:t-dpia"}
     assert walk(terms=("relatorio",)) == {"Task:t-dpia"}  # accents folded: Relatório
     assert walk(terms=("OPERAÇÕES", "auditoria")) == {"Task:t-ropa", "Task:t-far"}
@@ -188,7 +188,9 @@ def test_visibility_applies_even_when_the_profile_does_not_require_rbac(world: G
 
 def test_priority_items(world: GraphStore) -> None:
     result = priority_items(world, principal=ANA, today=TODAY, now=NOW)
+    # not t-done (high, but closed), okr-2025 (flagged, but expired), t-private (Bruno's)
     assert set(ids(result)) == {"Project:p-lgpd", "Process:proc-onb", "Task:t-soon"}
+    assert result.filters_applied == ("visibility", "validity", "priority", "open")
     soon = links(result, "Task:t-soon")
     assert soon == [("BELONGS_TO", "out", "Project:p-lgpd", 1, None)]
     assert next(h for h in result.hits if h.node_id == "Task:t-soon").reason == (
@@ -224,3 +226,18 @@ def test_the_sample_organisation(tmp_path: Path) -> None:
         assert ("BELONGS_TO", "out", "Project:p-lgpd", 1, None) in links(result, "Task:t-ropa")
     finally:
         store.close()
+
+
+def test_the_service_caches_per_scope(world: GraphStore) -> None:
+    from trilha.graph.service import GraphService
+
+    service = GraphService(world)
+    first = service.profile_walk(PROCESS, US2, principal=ANA)
+    assert [h.node_id for h in first.hits] == ["Task:t-dpia", "Task:t-ropa"]
+    assert service.profile_walk(PROCESS, US2, principal=ANA) == first
+    assert service.profile_walk(PROCESS, US2, principal=Principal()).hits == ()
+    assert len(service._reads.cache) == 2
+    assert [h.node_id for h in service.priority_items(today=TODAY, principal=ANA).hits]
+    assert service.search_claims(["lgpd"], now=NOW, principal=Principal()).hits[0].node_id == (
+        "Claim:c-low"
+    )

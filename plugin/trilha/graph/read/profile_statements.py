@@ -79,6 +79,7 @@ FILTERS: dict[str, Callable[[str], str]] = {
     ),
     "due_from": lambda v: f"coalesce({_dated(v)} >= $f_due_from, false)",
     "due_to": lambda v: f"coalesce({_dated(v)} < $f_due_before, false)",
+    "open": lambda v: f"NOT {_status(v)} IN $f_closed",
     "priority": lambda v: (
         f"(coalesce({v}.priority_node = true, false) OR "
         f"toLower(coalesce(toString({v}.priority), '')) IN $f_high)"
@@ -154,36 +155,21 @@ def anchors(label: str, filters: Sequence[str], vis: Visibility) -> str:
     )
 
 
-def priority_anchors(vis: Visibility, validity: bool) -> str:
-    """Own nodes ``vis`` sees with ``priority_node = true``, and open Tasks of a high
-    priority (REQ-RETR-019), with their ``label``; valid ones only with ``validity``."""
-    conditions = [
-        f"NOT labels(n)[0] IN $vis_shared AND {vis.own('n')}",
-        *([FILTERS["validity"]("n")] if validity else []),
-        "(coalesce(n.priority_node = true, false) OR (labels(n)[0] = 'Task' AND "
-        f"toLower(coalesce(toString(n.priority), '')) IN $f_high AND NOT {_status('n')} IN "
-        "$f_closed))",
-    ]
-    return (
-        f"MATCH (n) WHERE {' AND '.join(conditions)} "
-        f"RETURN labels(n)[0] AS label, {_map('n', ANCHOR_PROPS)} AS props, n.id AS id, "
-        "coalesce(n.updated_at, n.created_at, '') AS recent "
-        "ORDER BY recent DESC, label, id LIMIT $scan"
-    )
-
-
 def neighbours(label: str, rel_types: Sequence[str], validity: bool, vis: Visibility) -> str:
     """One hop from the ``label`` nodes in ``$ids`` over ``rel_types`` (either direction) to
     the nodes ``vis`` sees (a shared node next to a seen one is seen: the walk only leaves
     seen nodes), valid ones only with ``validity``: ``src``, the neighbour's ``label``, ``id``,
     ``title`` and ``status``, the edge's ``type`` and ``out`` (it leaves ``src``); at most
     ``$cap`` rows. RELATED is never walked here (:mod:`trilha.graph.read.path_search` does,
-    with its support)."""
+    with its support). ``WITH a`` starts the match from ``a``: for a label without an id
+    index FalkorDB would otherwise start from a scan of every node (3 s instead of 9 ms for a
+    strategy walk on a 46k-node graph).
+    """
     types = "|".join(check_rel_type(t) for t in rel_types if t != "RELATED")
     valid = f" AND {FILTERS['validity']('b')}" if validity else ""
     return (
-        f"UNWIND $ids AS k MATCH (a:{check_label(label)} {{id: k}})-[r:{types}]-(b) "
-        f"WHERE {vis.node('b')}{valid} "
+        f"UNWIND $ids AS k MATCH (a:{check_label(label)} {{id: k}}) "
+        f"WITH a MATCH (a)-[r:{types}]-(b) WHERE {vis.node('b')}{valid} "
         "RETURN a.id AS src, labels(b)[0] AS label, b.id AS id, type(r) AS type, "
         "startNode(r) = a AS out, coalesce(b.title, b.name, b.text) AS title, "
         "b.status AS status LIMIT $cap"

@@ -1,8 +1,9 @@
 """What deserves attention now (seed 004 US3, REQ-RETR-019): priority items and the strategy
 they serve, for what a caller may see.
 
-* :func:`priority_items`: every own node marked ``priority_node: true`` (any label) and the open
-  Tasks of a high priority, valid today, each with what it BELONGS_TO and ALIGNS_WITH (one hop);
+* :func:`priority_items`: every own node (any label but Chunk) marked ``priority_node: true`` or
+  of a high ``priority``, not closed and valid today, each with what it BELONGS_TO and
+  ALIGNS_WITH (one hop);
 * :func:`strategy_items`: the anchors of a strategy profile (OKR, StrategicObjective, Purpose)
   valid today, with what aligns with them, as :func:`~trilha.graph.read.profile_walk.profile_walk`
   walks them.
@@ -14,6 +15,7 @@ from datetime import date, datetime
 
 from trilha.access import Principal
 from trilha.config.profiles import QueryProfile
+from trilha.graph.model import NODE_SPECS
 from trilha.graph.read import profile_statements as cypher
 from trilha.graph.read.profile_expand import WalkSpec
 from trilha.graph.read.profile_query import ProfileQuery
@@ -24,12 +26,15 @@ from trilha.graph.read.profile_walk import (
     Limits,
     Walked,
     finish,
-    present,
     profile_walk,
+    scan,
 )
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.visibility import Visibility
+from trilha.graph.visibility import OWN_LABELS, Visibility
 
+#: Labels a priority item may have: every own label but Chunk (a chunk's priority is its
+#: document's).
+PRIORITY_LABELS = tuple(label for label in NODE_SPECS if label in OWN_LABELS - {"Chunk"})
 #: Relationships a priority item is shown with.
 PRIORITY_RELS = ("BELONGS_TO", "ALIGNS_WITH")
 
@@ -44,19 +49,20 @@ def priority_items(
     max_nodes_scanned: int = 500,
     timeout_s: float | None = None,
 ) -> ProfileWalkResult:
-    """``priority_node`` items and open high-priority Tasks ``principal`` sees, valid on
-    ``today`` (expires_at after ``now``), best first (:mod:`~trilha.graph.read.profile_rank`),
-    each with its one-hop :data:`PRIORITY_RELS` links."""
+    """The priority items ``principal`` sees (module docstring), valid on ``today`` (expires_at
+    after ``now``), label by label (:data:`PRIORITY_LABELS`) within ``max_nodes_scanned``, best
+    first (:mod:`~trilha.graph.read.profile_rank`), each with its one-hop
+    :data:`PRIORITY_RELS` links."""
     notes: list[str] = []
     limits = Limits.checked(limit, max_nodes_scanned, MAX_LINKS, notes)
-    budget = limits.max_nodes_scanned
     vis = Visibility.of(principal)
     query = ProfileQuery(today=today, now=now, priority_only=True)
     params = {**vis.params, **cypher.filter_params(query)}
-    statement = cypher.priority_anchors(vis, True)
-    rows = store.run(statement, {**params, "scan": budget + 1}, timeout_s=timeout_s)
-    found = [(r["label"], present(r["props"])) for r in rows[:budget]]
-    walked = Walked(found, len(rows) > budget, ("visibility", "validity", "priority"), notes)
+    filters = ("validity", "priority", "open")
+    found, cut = scan(
+        store, PRIORITY_LABELS, filters, vis, params, limits.max_nodes_scanned, timeout_s
+    )
+    walked = Walked(found, cut, ("visibility", *filters), notes)
     spec = WalkSpec(PRIORITY_RELS, 1, True, params)
     return finish(
         store, "priority", walked, query, spec, vis, limits, principal, DEFAULT_WEIGHTS, timeout_s
