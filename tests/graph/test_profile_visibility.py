@@ -60,6 +60,12 @@ def world(
     store.close()
 
 
+def _sees(principal: Principal, key: str) -> bool:
+    fields = access(key)
+    assert fields is not None, f"{key} is not an own node of the world"
+    return visible(fields, principal)
+
+
 def _valid(key: str) -> bool:
     props = next(p for label, k, p in NODES if f"{label}:{k}" == key)
     return (
@@ -77,7 +83,7 @@ class Oracle:
         self.walkable = {
             f"{label}:{k}"
             for label, k, _ in NODES
-            if visible(access(f"{label}:{k}"), principal)  # type: ignore[arg-type]
+            if _sees(principal, f"{label}:{k}")
             and (not profile.require_validity or _valid(f"{label}:{k}"))
         }
 
@@ -147,7 +153,7 @@ def test_claims_are_exactly_the_visible_valid_matching_ones(
         f"Claim:{k}"
         for label, k, p in NODES
         if label == "Claim"
-        and visible(access(f"Claim:{k}"), principal)  # type: ignore[arg-type]
+        and _sees(principal, f"Claim:{k}")
         and _valid(f"Claim:{k}")
         and (not folded or any(t in fold(str(p["text"])) for t in folded))
     }

@@ -129,6 +129,12 @@ def test_the_budget_cuts_the_scan_and_says_so(world: GraphStore) -> None:
     assert result.warnings == ("max_nodes_scanned 1 reached; more nodes may match",)
     walk_cut = profile_walk(world, PROCESS, US2, principal=ANA, max_nodes_scanned=4)
     assert walk_cut.truncated and walk_cut.nodes_scanned == 4 and len(walk_cut.hits) == 2
+    # the scan gets half the budget, so many anchors still leave the walk some
+    many = profile_walk(
+        world, PROCESS, ProfileQuery(today=TODAY), principal=ANA, limit=1, max_nodes_scanned=10
+    )
+    assert (many.candidates, many.truncated) == (5, True)
+    assert many.hits[0].links and many.nodes_scanned == 10
 
 
 def test_limit_keeps_the_best(world: GraphStore) -> None:

@@ -4,10 +4,11 @@ Profile, for what a caller may see.
 Anchors are the profile's labels (or the subset the query names) that pass the query's filters
 (:class:`~trilha.graph.read.profile_query.ProfileQuery`: terms, owner/org scope, statuses,
 overdue, a date window, priority), read by parametrised Cypher
-(:mod:`trilha.graph.read.profile_statements`), most recently updated first, at most
-``max_nodes_scanned``. They are scored (:mod:`trilha.graph.read.profile_rank`); the best
-``limit`` are expanded over the profile's relationship types, up to its ``max_hops``
-(:mod:`trilha.graph.read.profile_expand`), with the budget the scan left.
+(:mod:`trilha.graph.read.profile_statements`), most recently updated first, at most half of
+``max_nodes_scanned`` (rounded up). They are scored (:mod:`trilha.graph.read.profile_rank`);
+the best ``limit`` are expanded over the profile's relationship types, up to its ``max_hops``
+(:mod:`trilha.graph.read.profile_expand`), with the rest of the budget. ``nodes_scanned``
+counts both; ``truncated`` says the budget cut either.
 
 Visibility is a security boundary (REQ-RETR-009/011: every retrieval query respects it), so the
 caller's visibility filter runs on every anchor and every node a walk passes, whatever the
@@ -63,6 +64,12 @@ class Limits:
             bounded("max_links", max_links, 0, MAX_LIMIT, notes),
         )
 
+    @property
+    def scan_share(self) -> int:
+        """What the anchor scan may read: half the budget, rounded up (the walk gets the
+        rest, and whatever the scan left)."""
+        return self.max_nodes_scanned - self.max_nodes_scanned // 2
+
 
 @dataclass
 class Walked:
@@ -95,7 +102,7 @@ def profile_walk(
     vis = Visibility.of(principal)
     filters = cypher.query_filters(query, profile.require_validity)
     params = {**vis.params, **cypher.filter_params(query)}
-    found, cut = scan(store, labels, filters, vis, params, limits.max_nodes_scanned, timeout_s)
+    found, cut = scan(store, labels, filters, vis, params, limits.scan_share, timeout_s)
     spec = WalkSpec(profile.allowed_rels, profile.max_hops, profile.require_validity, params)
     walked = Walked(found, cut, ("visibility", *filters), notes)
     return finish(
@@ -190,10 +197,7 @@ def finish(
             )
         )
     truncated = walked.cut or walk.cut
-    if truncated:
-        walked.notes.append(
-            f"max_nodes_scanned {limits.max_nodes_scanned} reached; more nodes may match"
-        )
+    cut = f"max_nodes_scanned {limits.max_nodes_scanned} reached; more nodes may match"
     return ProfileWalkResult(
         profile=name,
         hits=tuple(hits),
@@ -201,5 +205,5 @@ def finish(
         nodes_scanned=len(walked.anchors) + walk.rows,
         truncated=truncated,
         filters_applied=walked.filters,
-        warnings=tuple(walked.notes),
+        warnings=(*walked.notes, *([cut] if truncated else [])),
     )

@@ -50,7 +50,8 @@ def priority_items(
     timeout_s: float | None = None,
 ) -> ProfileWalkResult:
     """The priority items ``principal`` sees (module docstring), valid on ``today`` (expires_at
-    after ``now``), label by label (:data:`PRIORITY_LABELS`) within ``max_nodes_scanned``, best
+    after ``now``), read label by label (:data:`PRIORITY_LABELS`) within the scan's share of
+    ``max_nodes_scanned`` (:attr:`~trilha.graph.read.profile_walk.Limits.scan_share`), best
     first (:mod:`~trilha.graph.read.profile_rank`), each with its one-hop
     :data:`PRIORITY_RELS` links."""
     notes: list[str] = []
@@ -59,9 +60,7 @@ def priority_items(
     query = ProfileQuery(today=today, now=now, priority_only=True)
     params = {**vis.params, **cypher.filter_params(query)}
     filters = ("validity", "priority", "open")
-    found, cut = scan(
-        store, PRIORITY_LABELS, filters, vis, params, limits.max_nodes_scanned, timeout_s
-    )
+    found, cut = scan(store, PRIORITY_LABELS, filters, vis, params, limits.scan_share, timeout_s)
     walked = Walked(found, cut, ("visibility", *filters), notes)
     spec = WalkSpec(PRIORITY_RELS, 1, True, params)
     return finish(
