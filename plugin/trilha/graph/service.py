@@ -1,5 +1,6 @@
 """The graph facade: one store, the seed 003 queries, a TTL cache, the retrieval log, KG boost,
-context.md, and the writes (:class:`~trilha.graph.writes.GraphWrites`; each clears the cache).
+context.md, the writes (:class:`~trilha.graph.writes.GraphWrites`; each clears the cache) and
+the profile reads of seed 004 (:class:`~trilha.graph.read.profile_reads.ProfileReads`).
 The store comes from :func:`~trilha.graph.stores.factory.open_graph_store`.
 
 Every read takes ``principal`` (None: anonymous) and returns only what it may see
@@ -13,11 +14,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
-from datetime import date, datetime
 from pathlib import Path
 
 from trilha.access import Principal
-from trilha.config.profiles import QueryProfile
 from trilha.errors import ConfigurationError
 from trilha.graph.boost.gate import BoostGate
 from trilha.graph.boost.score import (
@@ -28,15 +27,11 @@ from trilha.graph.build.writer import GraphWriter
 from trilha.graph.export.context import build_context, render_context_md
 from trilha.graph.log import RetrievalLog
 from trilha.graph.read.cache import CachedReads, TTLCache
-from trilha.graph.read.claims import search_claims
 from trilha.graph.read.path import path as read_path
-from trilha.graph.read.profile_query import ProfileQuery
-from trilha.graph.read.profile_results import ClaimSearchResult, ProfileWalkResult
-from trilha.graph.read.profile_walk import profile_walk
+from trilha.graph.read.profile_reads import ProfileReads
 from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
 from trilha.graph.read.subgraph import subgraph as read_subgraph
 from trilha.graph.read.topn import topn as read_topn
-from trilha.graph.read.work_items import priority_items
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.stores.factory import open_graph_store
 from trilha.graph.writes import GraphWrites
@@ -45,7 +40,7 @@ from trilha.settings import TrilhaSettings
 logger = logging.getLogger(__name__)
 
 
-class GraphService(GraphWrites):
+class GraphService(GraphWrites, ProfileReads):
     """Cached, logged graph retrieval over one :class:`GraphStore`."""
 
     def __init__(
@@ -169,95 +164,6 @@ class GraphService(GraphWrites):
                 principal=principal,
             ),
             lambda r: len(r.items),
-        )
-
-    def profile_walk(
-        self,
-        profile: QueryProfile,
-        query: ProfileQuery,
-        *,
-        limit: int = 10,
-        max_nodes_scanned: int = 500,
-        principal: Principal | None = None,
-    ) -> ProfileWalkResult:
-        """:func:`~trilha.graph.read.profile_walk.profile_walk` as ``principal`` sees it,
-        cached and logged."""
-        args = {
-            "profile": profile.model_dump(mode="json"),
-            "query": query.model_dump(mode="json"),
-            "limit": limit,
-            "max_nodes_scanned": max_nodes_scanned,
-        }
-        return self._reads.call(
-            "profile_walk",
-            args,
-            principal,
-            lambda: profile_walk(
-                self.store,
-                profile,
-                query,
-                principal=principal,
-                limit=limit,
-                max_nodes_scanned=max_nodes_scanned,
-            ),
-            lambda r: len(r.hits),
-        )
-
-    def priority_items(
-        self,
-        *,
-        today: date,
-        limit: int = 10,
-        max_nodes_scanned: int = 500,
-        principal: Principal | None = None,
-    ) -> ProfileWalkResult:
-        """:func:`~trilha.graph.read.work_items.priority_items` as ``principal`` sees it,
-        cached and logged."""
-        args = {"today": today.isoformat(), "limit": limit, "max_nodes_scanned": max_nodes_scanned}
-        return self._reads.call(
-            "priority_items",
-            args,
-            principal,
-            lambda: priority_items(
-                self.store,
-                principal=principal,
-                today=today,
-                limit=limit,
-                max_nodes_scanned=max_nodes_scanned,
-            ),
-            lambda r: len(r.hits),
-        )
-
-    def search_claims(
-        self,
-        terms: Sequence[str],
-        *,
-        now: datetime,
-        limit: int = 10,
-        max_nodes_scanned: int = 500,
-        principal: Principal | None = None,
-    ) -> ClaimSearchResult:
-        """:func:`~trilha.graph.read.claims.search_claims` as ``principal`` sees it, cached
-        and logged."""
-        args = {
-            "terms": list(terms),
-            "now": now.isoformat(),
-            "limit": limit,
-            "max_nodes_scanned": max_nodes_scanned,
-        }
-        return self._reads.call(
-            "search_claims",
-            args,
-            principal,
-            lambda: search_claims(
-                self.store,
-                terms,
-                principal=principal,
-                now=now,
-                limit=limit,
-                max_nodes_scanned=max_nodes_scanned,
-            ),
-            lambda r: len(r.hits),
         )
 
     def kg_boost(

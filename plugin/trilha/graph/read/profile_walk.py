@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from trilha.access import Principal
@@ -28,7 +29,7 @@ from trilha.config.profiles import QueryProfile
 from trilha.errors import BadRequestError
 from trilha.graph.model import display_id
 from trilha.graph.read import profile_statements as cypher
-from trilha.graph.read.profile_expand import Walk, WalkSpec, expand, links_from
+from trilha.graph.read.profile_expand import NodeKey, Walk, WalkSpec, expand, links_from
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import DEFAULT_WEIGHTS, RankWeights, reason, score
 from trilha.graph.read.profile_results import ProfileHit, ProfileWalkResult
@@ -181,21 +182,10 @@ def finish(
     roots = [(label, str(p["id"])) for _, label, p in scored]
     left = limits.max_nodes_scanned - len(walked.anchors)
     walk = expand(store, roots, spec, vis, left, timeout_s) if roots else Walk()
-    hits = []
-    for (value, label, props), root in zip(scored, roots, strict=True):
-        links = links_from(root, walk, spec.max_hops, limits.max_links)
-        hit_id = display_id(label, props)
-        why = reason(label, props, links, query.today)
-        hits.append(
-            ProfileHit(
-                node_id=hit_id,
-                label=label,
-                props=props,
-                score=round(value, 6),
-                links=tuple(links),
-                reason=why,
-            )
-        )
+    hits = [
+        _hit(entry, root, walk, spec.max_hops, limits.max_links, query.today)
+        for entry, root in zip(scored, roots, strict=True)
+    ]
     truncated = walked.cut or walk.cut
     cut = f"max_nodes_scanned {limits.max_nodes_scanned} reached; more nodes may match"
     return ProfileWalkResult(
@@ -206,4 +196,25 @@ def finish(
         truncated=truncated,
         filters_applied=walked.filters,
         warnings=(*walked.notes, *([cut] if truncated else [])),
+    )
+
+
+def _hit(
+    entry: tuple[float, str, dict[str, Any]],
+    root: NodeKey,
+    walk: Walk,
+    max_hops: int,
+    max_links: int,
+    today: date,
+) -> ProfileHit:
+    """The hit of a scored anchor, with its links in ``walk`` and its reason."""
+    value, label, props = entry
+    links = links_from(root, walk, max_hops, max_links)
+    return ProfileHit(
+        node_id=display_id(label, props),
+        label=label,
+        props=props,
+        score=round(value, 6),
+        links=tuple(links),
+        reason=reason(label, props, links, today),
     )
