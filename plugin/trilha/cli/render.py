@@ -89,3 +89,25 @@ def table_text(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> str:
     for name, values in rows.items():
         lines.append(f"{name:<28}" + "".join(f"{values.get(c, float('nan')):>12.4f}" for c in cols))
     return "\n".join(lines)
+
+
+def render_bundle(bundle: Any, snippet: int = 160) -> str:
+    """A ContextBundle for a terminal: plan, items by memory class with citations, warnings."""
+    meta, trace = bundle.cdc_metadata, bundle.trace
+    pre = trace.prequery
+    lines = [
+        f"intent {pre.retrieval_intent} ({pre.classifier}), depth {meta.depth_level}, "
+        f"profile {meta.query_profile_used or '-'}, strategies {', '.join(bundle.strategies_used)}",
+        bundle.retrieval_summary,
+    ]
+    for klass, items in bundle.by_memory_class:
+        if items:
+            lines.append(f"[{klass}]")
+        for item in items:
+            text = " ".join(item.text.split())
+            text = text if len(text) <= snippet else text[: snippet - 1] + "…"
+            lines.append(f"  {item.item_id}  {text}")
+            lines.append(f"      ↳ {item.citation.label}")
+    lines += [f"warning: {w}" for w in trace.warnings]
+    lines.append(f"{bundle.tokens_estimated} tokens, {trace.latency_ms:.1f} ms, job {trace.job_id}")
+    return "\n".join(lines)

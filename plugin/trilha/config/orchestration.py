@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trilha.config.depth import DepthLevel
-from trilha.config.intents import INTENTS, Intent
+from trilha.config.intents import INTENTS, Intent, Strategy
 
 MemoryClass = Literal["working_set", "episodic", "semantic", "procedural", "claims"]
 AnswerLength = Literal["short", "list", "long"]
@@ -46,6 +46,10 @@ class OrchestratorDefaults(BaseModel):
     recent_jobs: int = Field(ge=0, description="Past retrieval jobs read as episodic memory.")
     memory_share: float = Field(
         gt=0, le=1, description="Share of the token budget conversation memory may take."
+    )
+    work_strategy: Strategy | None = Field(
+        description="Strategy for a question about the state of work (overdue or a status asked"
+        " for), unless the request names one; null: the intent's default."
     )
     working_set_profile: str = Field(
         description="Profile walked for the caller's active items (the working set)."

@@ -1,0 +1,153 @@
+"""The Retrieval Orchestrator (seed 004): one typed request in, one typed bundle out.
+
+``retrieve(request)``: resolve the caller's principal from ``user_id`` (the workspace's
+``principals.yaml``, never the request), run pre-query, plan depth, profile, strategy and budget
+(:mod:`trilha.orchestrate.plan`), read the plan's sources for that principal
+(:mod:`~trilha.orchestrate.sources`, :mod:`~trilha.orchestrate.graph_sources`), fit the items to
+the budget and assemble the ContextBundle (:mod:`~trilha.orchestrate.assemble`), then log the
+RetrievalJob (REQ-RETR-003/016). It does not answer (REQ-RETR-014): the caller's LLM does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from trilha.access import Principal
+from trilha.access.directory import PRINCIPALS_FILE, load_principals
+from trilha.errors import BadRequestError
+from trilha.memory.jobs import JobLog
+from trilha.memory.store import MemoryStore
+from trilha.orchestrate import graph_sources
+from trilha.orchestrate.assemble import assemble
+from trilha.orchestrate.bundle import ContextBundle, StepTrace
+from trilha.orchestrate.config import OrchestratorConfig
+from trilha.orchestrate.joblog import job_of
+from trilha.orchestrate.plan import plan_retrieval
+from trilha.orchestrate.prequery import GroqClassifier, prequery
+from trilha.orchestrate.prequery.entities import GraphEntityFinder
+from trilha.orchestrate.request import RetrievalRequest
+from trilha.orchestrate.sources import Ask, Found, conversation, documents, past_jobs, timed
+from trilha.workspace import Workspace
+
+Clock = Callable[[], datetime]
+MEMORY_FILE = "memory.sqlite"
+
+
+class Orchestrator:
+    """Context bundles for agents over one :class:`~trilha.workspace.Workspace`."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        config: OrchestratorConfig | None = None,
+        principals: Mapping[str, Principal] | None = None,
+        memory: MemoryStore | None = None,
+        jobs: JobLog | None = None,
+        classifier: GroqClassifier | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.config = config or OrchestratorConfig.load(workspace.path)
+        self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE)
+        self.jobs = jobs or JobLog(workspace.path / MEMORY_FILE)
+        self.classifier = classifier
+        self._principals = principals
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    def principal_for(self, user_id: str) -> Principal:
+        """The principal ``user_id`` has in the workspace's directory; unknown users are refused."""
+        known = self._principals
+        if known is None:
+            path = self.workspace.path / PRINCIPALS_FILE
+            known = load_principals(path) if path.exists() else {}
+        if user_id not in known:
+            listed = ", ".join(sorted(known)) or "none"
+            raise BadRequestError(
+                f"user {user_id!r} is not a known principal of this workspace ({PRINCIPALS_FILE}:"
+                f" {listed}); add them there"
+            )
+        return known[user_id]
+
+    def retrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
+        """The ContextBundle for ``request`` (a request or a mapping of its fields)."""
+        req, ask, steps, started = self._prepare(request)
+        founds = [timed(partial(run, ask)) for run in self._sources(ask)]
+        return self._finish(req, ask, founds, steps, started)
+
+    async def aretrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
+        """:meth:`retrieve` with the plan's sources read concurrently."""
+        req, ask, steps, started = await asyncio.to_thread(self._prepare, request)
+        runs = [asyncio.to_thread(timed, partial(run, ask)) for run in self._sources(ask)]
+        founds = list(await asyncio.gather(*runs))
+        return await asyncio.to_thread(self._finish, req, ask, founds, steps, started)
+
+    def _prepare(
+        self, request: RetrievalRequest | Mapping[str, Any]
+    ) -> tuple[RetrievalRequest, Ask, list[StepTrace], float]:
+        started = time.perf_counter()
+        req = request if isinstance(request, RetrievalRequest) else RetrievalRequest.make(**request)
+        principal = self.principal_for(req.user_id)
+        _check_project(req, principal)
+        config = self.config.for_user(req.user_id)
+        finder = self._finder(principal)
+        outcome = prequery(
+            req.raw_query, now=self._clock(), classifier=self.classifier, entities=finder
+        )
+        steps = [
+            StepTrace(step=e.step, latency_ms=e.latency_ms, detail=e.detail) for e in outcome.trace
+        ]
+        pre = outcome.result
+        plan = plan_retrieval(
+            req, pre, config=config, profiles=self.config.profiles, depths=self.config.depths
+        )
+        agent = self.config.agents.get(f"{req.agent_type}_agent") or self.config.agents.get(
+            req.agent_type
+        )
+        style = agent.answer_style if agent else None
+        ask = Ask(req, principal, pre, plan, config, self._clock(), self.config.profiles, style)
+        return req, ask, steps, started
+
+    def _finder(self, principal: Principal) -> GraphEntityFinder | None:
+        graph = self.workspace.graph
+        return GraphEntityFinder(graph.store, principal) if graph is not None else None
+
+    def _sources(self, ask: Ask) -> list[Callable[[Ask], Found]]:
+        plan = ask.plan
+        runs: list[Callable[[Ask], Found]] = []
+        if plan.reads_conversation or plan.reads_episodic:
+            runs.append(lambda a: conversation(a, self.memory))
+        if plan.reads_episodic:
+            runs.append(lambda a: past_jobs(a, self.jobs))
+        if plan.searches_documents:
+            runs.append(lambda a: documents(a, self.workspace))
+        runs += graph_sources.for_plan(ask, self.workspace.graph)
+        return runs
+
+    def _finish(
+        self,
+        req: RetrievalRequest,
+        ask: Ask,
+        founds: list[Found],
+        steps: list[StepTrace],
+        started: float,
+    ) -> ContextBundle:
+        job_id = uuid.uuid4().hex
+        latency = (time.perf_counter() - started) * 1000
+        bundle = assemble(ask, founds, job_id=job_id, steps=steps, latency_ms=latency)
+        self.jobs.record(job_of(job_id, ask, bundle))
+        return bundle
+
+
+def _check_project(request: RetrievalRequest, principal: Principal) -> None:
+    if request.project_id is not None and request.project_id not in principal.project_ids:
+        raise BadRequestError(
+            f"user {request.user_id!r} is not a member of project {request.project_id!r}; "
+            "ask without project_id or for one of their projects"
+        )
