@@ -1,4 +1,5 @@
-"""``trilha demo``: the packaged sample corpus, three questions, and one question as four users."""
+"""``trilha demo``: the packaged sample corpus, three questions, one question as four users, and
+seed 004's three user stories through the orchestrator (:mod:`trilha.cli.demo_stories`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from trilha.cli.demo_stories import tell_stories
 from trilha.cli.options import add_workspace_options, open_workspace
 
 DEMO_QUESTIONS = (
@@ -25,7 +27,8 @@ DEMO_VISIBILITY = (
 def add_parser(sub: Any) -> None:
     """The ``demo`` command and its options."""
     sp = sub.add_parser(
-        "demo", help="index the bundled sample corpus, ask three questions, then one as four users"
+        "demo",
+        help="index the sample corpus; ask questions, one as four users, and seed 004's stories",
     )
     add_workspace_options(sp)
     sp.add_argument("-k", type=int, default=3, help="results per question (default 3)")
@@ -35,11 +38,14 @@ def add_parser(sub: Any) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Ingest the packaged sample corpus, ask three questions as one user, then one question as
-    four users (anonymous included) to show that each sees only what they may."""
+    four users (anonymous included) to show that each sees only what they may, then tell seed
+    004's user stories through the orchestrator."""
     with open_workspace(args, create=True) as ws:
         _load_samples(ws)
         _ask_as_one_user(ws, args.k, rerank=bool(args.reranker))
         _ask_as_four_users(ws, args.k)
+        print()
+        tell_stories(ws)
     return 0
 
 

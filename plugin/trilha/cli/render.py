@@ -91,8 +91,9 @@ def table_text(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def render_bundle(bundle: Any, snippet: int = 160) -> str:
-    """A ContextBundle for a terminal: plan, items by memory class with citations, warnings."""
+def render_bundle(bundle: Any, snippet: int = 160, limit: int | None = None) -> str:
+    """A ContextBundle for a terminal: plan, items by memory class with citations (at most
+    ``limit`` of them), warnings."""
     meta, trace = bundle.cdc_metadata, bundle.trace
     pre = trace.prequery
     lines = [
@@ -100,7 +101,9 @@ def render_bundle(bundle: Any, snippet: int = 160) -> str:
         f"profile {meta.query_profile_used or '-'}, strategies {', '.join(bundle.strategies_used)}",
         bundle.retrieval_summary,
     ]
+    shown = {i.item_id for i in bundle.context_items[:limit]}
     for klass, items in bundle.by_memory_class:
+        items = [i for i in items if i.item_id in shown]
         if items:
             lines.append(f"[{klass}]")
         for item in items:
@@ -108,6 +111,8 @@ def render_bundle(bundle: Any, snippet: int = 160) -> str:
             text = text if len(text) <= snippet else text[: snippet - 1] + "…"
             lines.append(f"  {item.item_id}  {text}")
             lines.append(f"      ↳ {item.citation.label}")
+    if len(shown) < len(bundle.context_items):
+        lines.append(f"  (+{len(bundle.context_items) - len(shown)} more items)")
     lines += [f"warning: {w}" for w in trace.warnings]
     lines.append(f"{bundle.tokens_estimated} tokens, {trace.latency_ms:.1f} ms, job {trace.job_id}")
     return "\n".join(lines)

@@ -1,0 +1,201 @@
+"""No bundle ever holds an item its reader may not see: 10,000 (principal, question, depth) cases.
+
+A random organisation (documents, tasks, projects, OKRs and claims with random access fields,
+and conversation turns of several users) is built once; 200 random principals each ask 10
+questions (every intent) at every depth D0–D4. Every item of every bundle, and every node a
+graph item links to, is checked against :func:`trilha.access.visible` on the access fields the
+test itself wrote (not on what the bundle says); turns and past retrievals must be the reader's
+own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from trilha.access import Principal
+from trilha.access.policy import Access, visible
+from trilha.config import DEPTH_LEVELS
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.ingest.loaders import SourceDocument
+from trilha.orchestrate import ContextBundle, Orchestrator, RetrievalRequest
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+
+from .conftest import NOW
+
+OWNERS = ["ana", "bia", "caio", "davi", "eva"]
+ORGS = ["acme", "beta"]
+PROJECTS = ["atlas", "zeus"]
+ROLES = ["board", "it", "finance"]
+WORDS = "vpn orçamento incidente tarefa projeto contrato auditoria prazo política remote budget"
+QUESTIONS = [
+    "Qual o prazo para reportar um incidente de segurança?",
+    "Quais tarefas da minha startup estão atrasadas?",
+    "O que deveríamos priorizar esta semana?",
+    "Quem é responsável pelo projeto atlas?",
+    "Como o projeto atlas se relaciona com a auditoria?",
+    "What should I do next?",
+    "Which tasks are overdue for our team?",
+    "What are our OKRs for the budget?",
+    "How do I request a new VPN token?",
+    "What does the policy say about remote work?",
+]
+PRINCIPALS = 200
+
+
+def access(rng: np.random.Generator) -> dict[str, Any]:
+    """Random, valid access fields (the ingest paths refuse invalid combinations)."""
+    vis = str(rng.choice(["public", "org", "project", "private", "restricted"]))
+    meta: dict[str, Any] = {
+        "visibility": vis,
+        "sensitivity": int(rng.integers(0, 4)),
+        "hierarchy_level": int(rng.integers(0, 4)),
+    }
+    if vis == "private" or rng.random() < 0.5:
+        meta["owner_id"] = str(rng.choice(OWNERS))
+    if vis == "org" or rng.random() < 0.3:
+        meta["org_id"] = str(rng.choice(ORGS))
+    if vis == "project" or rng.random() < 0.3:
+        meta["project_id"] = str(rng.choice(PROJECTS))
+    if vis == "restricted" or rng.random() < 0.2:
+        meta["acl"] = sorted({str(r) for r in rng.choice(ROLES, size=int(rng.integers(1, 3)))})
+    return meta
+
+
+def principal(rng: np.random.Generator, n: int) -> Principal:
+    """A random principal; the first ones are the owners of items, the rest strangers."""
+    pick = lambda pool: sorted({str(x) for x in rng.choice(pool, size=int(rng.integers(0, 3)))})  # noqa: E731
+    return Principal(
+        user_id=OWNERS[n] if n < len(OWNERS) else f"p{n}",
+        org_ids=pick(ORGS),
+        project_ids=pick(PROJECTS),
+        roles=pick(ROLES),
+        hierarchy_level=int(rng.integers(0, 4)),
+        clearance=int(rng.integers(0, 4)),
+    )
+
+
+def records(rng: np.random.Generator) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Graph records of a random organisation, and the access fields of every node by id."""
+    words = WORDS.split()
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    for i in range(6):
+        nodes.append(_node("Project", f"p{i}", rng, title=f"projeto {words[i]} atlas"))
+    for i in range(40):
+        status = str(rng.choice(["open", "late", "done", "doing"]))
+        due = f"2026-{int(rng.integers(9, 13)):02d}-{int(rng.integers(1, 28)):02d}"
+        prio = {"priority_node": True} if rng.random() < 0.2 else {}
+        title = f"tarefa {' '.join(rng.choice(words, 2))}"
+        nodes.append(_node("Task", f"t{i}", rng, title=title, status=status, due_date=due, **prio))
+        edges.append(_edge("BELONGS_TO", f"Task:t{i}", f"Project:p{int(rng.integers(0, 6))}"))
+    for i in range(8):
+        end = str(rng.choice(["2025-12-31", "2026-12-31"]))
+        nodes.append(
+            _node(
+                "OKR", f"o{i}", rng, title=f"okr {words[i]}", valid_from="2025-01-01", valid_to=end
+            )
+        )
+        edges.append(_edge("ALIGNS_WITH", f"Task:t{i}", f"OKR:o{i}"))
+    for i in range(15):
+        text = f"claim sobre {' '.join(rng.choice(words, 3))} prazo"
+        nodes.append(_node("Claim", f"c{i}", rng, text=text, confidence=0.5 + i / 40))
+    fields = {f"{n['label']}:{n['id']}": n["props"] for n in nodes}
+    return nodes + edges, fields
+
+
+def _node(label: str, node_id: str, rng: np.random.Generator, **props: Any) -> dict[str, Any]:
+    return {"kind": "node", "label": label, "id": node_id, "props": {**props, **access(rng)}}
+
+
+def _edge(rel: str, source: str, target: str) -> dict[str, Any]:
+    return {"kind": "edge", "type": rel, "source": source, "target": target}
+
+
+@pytest.fixture(scope="module")
+def world(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[World]:
+    rng = np.random.default_rng(2026)
+    folder = tmp_path_factory.mktemp("leaks")
+    ws = Workspace.open(folder / "ws", TrilhaSettings(graph_backend="falkordb"), embedder=embedder)
+    words = WORDS.split()
+    docs = [
+        SourceDocument(
+            doc_id=f"d{i}",
+            text=" ".join(rng.choice(words, size=12)) + f" nota {i}",
+            source_type="text",
+            meta={**access(rng), "lang": "pt"},
+        )
+        for i in range(60)
+    ]
+    ws.ingest(docs)
+    recs, fields = records(rng)
+    path = folder / "records.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in recs), encoding="utf-8")
+    ws.ingest_records(path)
+    directory = {p.user_id or "": p for p in (principal(rng, n) for n in range(PRINCIPALS))}
+    orch = Orchestrator(ws, principals=directory, clock=lambda: NOW)
+    for n, owner in enumerate(OWNERS):
+        for turn in range(3):
+            made = orch.memory.record_turn(
+                owner, f"c-{owner}-{turn % 2}", "user", f"{words[n]} {turn}"
+            )
+            fields[f"Turn:{made.turn_id}"] = {"visibility": "private", "owner_id": owner}
+    yield World(orch, directory, fields)
+    ws.close()
+
+
+@dataclass(frozen=True)
+class World:
+    """The orchestrator, its principals, and the access fields the test wrote, by item id."""
+
+    orch: Orchestrator
+    directory: dict[str, Principal]
+    fields: dict[str, dict[str, Any]]
+
+
+def leaks(bundle: ContextBundle, reader: Principal, world: World) -> list[str]:
+    """Every item of ``bundle`` (and node it links to) that ``reader`` may not see."""
+    orch, fields = world.orch, world.fields
+    own_jobs = {f"RetrievalJob:{j.id}" for j in orch.jobs.recent(reader.user_id or "", 50)}
+    found = []
+    for item in bundle.context_items:
+        if item.item_type == "chunk":
+            unit_id = item.citation.unit_id or ""
+            unit = orch.workspace.units([unit_id])[unit_id]
+            ok = visible(Access(**unit.model_dump(include=set(Access.model_fields))), reader)
+        elif item.item_type == "job":
+            ok = item.item_id in own_jobs
+        else:
+            ok = visible(Access(**fields[item.item_id]), reader)
+            for link in item.metadata.get("links", []):
+                if link["other_id"] in fields:
+                    ok = ok and visible(Access(**fields[link["other_id"]]), reader)
+        if not ok:
+            found.append(item.item_id)
+    return found
+
+
+def test_no_bundle_holds_an_item_its_reader_may_not_see(world: World) -> None:
+    readers = list(world.directory.values())
+    cases = list(itertools.product(readers, QUESTIONS, DEPTH_LEVELS))
+    cases = cases[: int(os.environ.get("LEAK_CASES", len(cases)))]
+    assert len(cases) >= 10_000 or "LEAK_CASES" in os.environ
+    seen: set[str] = set()
+    for reader, question, depth in cases:
+        request = RetrievalRequest(
+            user_id=reader.user_id, conversation_id="conv", raw_query=question, depth=depth
+        )
+        bundle = world.orch.retrieve(request)
+        assert not leaks(bundle, reader, world), (reader, question, depth)
+        seen |= {i.item_type for i in bundle.context_items}
+    assert {"chunk", "Task", "Claim", "turn"} <= seen  # every source was exercised
