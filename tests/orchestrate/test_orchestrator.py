@@ -9,7 +9,9 @@ import pytest
 
 from trilha.access.policy import Access, visible
 from trilha.errors import BadRequestError
+from trilha.memory import JobGraphWriter
 from trilha.orchestrate import ContextBundle, Orchestrator, RetrievalRequest
+from trilha.workspace import Workspace
 
 US2 = "Quais tarefas da minha startup estão atrasadas?"
 US3 = "O que deveríamos priorizar esta semana?"
@@ -124,3 +126,13 @@ def test_each_retrieval_is_logged_as_a_job(orchestrator: Orchestrator) -> None:
     assert job.nodes_returned == len(bundle.context_items)
     assert job.returned == tuple(i.item_id for i in bundle.context_items)
     assert job.depth_level == bundle.cdc_metadata.depth_level
+
+
+def test_each_job_is_mirrored_into_the_graph_with_what_it_returned(
+    orchestrator: Orchestrator, org_ws: Workspace
+) -> None:
+    bundle = ask(orchestrator, "bruno.ti", US2)
+    orchestrator.recorder.flush()
+    linked = JobGraphWriter(org_ws.require_graph().store).linked(bundle.trace.job_id)
+    assert "Task:t-ropa" in linked
+    assert set(linked) <= {i.item_id for i in bundle.context_items}

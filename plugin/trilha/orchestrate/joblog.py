@@ -1,11 +1,19 @@
-"""The RetrievalJob of one orchestrated retrieval (seed 004 REQ-RETR-003, REQ-RETR-016)."""
+"""The RetrievalJob of one orchestrated retrieval (seed 004 REQ-RETR-003, REQ-RETR-016), and
+where it is recorded: the workspace's job log, and the graph when there is one."""
 
 from __future__ import annotations
 
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+
 from trilha.access import scope_key
-from trilha.memory.jobs import RetrievalJob
+from trilha.graph.service import GraphService
+from trilha.memory import JobGraphWriter, JobLog, RetrievalJob
 from trilha.orchestrate.bundle import ContextBundle
 from trilha.orchestrate.sources import Ask
+
+logger = logging.getLogger(__name__)
 
 
 def job_of(job_id: str, ask: Ask, bundle: ContextBundle) -> RetrievalJob:
@@ -32,3 +40,42 @@ def job_of(job_id: str, ask: Ask, bundle: ContextBundle) -> RetrievalJob:
         returned=tuple(item.item_id for item in bundle.context_items),
         scope_key=scope_key(ask.principal),
     )
+
+
+class JobRecorder:
+    """Logs each job in the workspace's SQLite log at once and, when the graph is up, mirrors it
+    as a ``:RetrievalJob`` node with ``RETURNED`` links in a background thread, so the graph
+    write never adds to a retrieval's latency. A failed mirror is logged; the SQLite record
+    stays. :meth:`flush` waits for the mirrors in flight."""
+
+    def __init__(self, jobs: JobLog, graph: GraphService | None) -> None:
+        self.jobs = jobs
+        self._writer = JobGraphWriter(graph.store) if graph is not None else None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trilha-jobs")
+        self._pending: list[Future[None]] = []
+        self._lock = threading.Lock()
+
+    def record(self, job: RetrievalJob) -> None:
+        """Log ``job`` now; mirror it into the graph soon."""
+        self.jobs.record(job)
+        if self._writer is not None:
+            with self._lock:
+                self._pending = [f for f in self._pending if not f.done()]
+                self._pending.append(self._pool.submit(self._mirror, self._writer, job))
+
+    @staticmethod
+    def _mirror(writer: JobGraphWriter, job: RetrievalJob) -> None:
+        warning = writer.write(job)
+        if warning:
+            logger.warning("retrieval job %s not mirrored into the graph: %s", job.id, warning)
+
+    def flush(self) -> None:
+        """Wait until every job recorded so far is in the graph (or failed to get there)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        wait(pending)
+
+    def close(self) -> None:
+        """Flush, then stop the background thread."""
+        self.flush()
+        self._pool.shutdown(wait=True)

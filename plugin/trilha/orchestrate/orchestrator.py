@@ -27,7 +27,7 @@ from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle, StepTrace
 from trilha.orchestrate.config import OrchestratorConfig
-from trilha.orchestrate.joblog import job_of
+from trilha.orchestrate.joblog import JobRecorder, job_of
 from trilha.orchestrate.plan import plan_retrieval
 from trilha.orchestrate.prequery import GroqClassifier, prequery
 from trilha.orchestrate.prequery.entities import GraphEntityFinder
@@ -57,7 +57,8 @@ class Orchestrator:
         self.config = config or OrchestratorConfig.load(workspace.path)
         self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE)
         self.jobs = jobs or JobLog(workspace.path / MEMORY_FILE)
-        self.classifier = classifier
+        self.recorder = JobRecorder(self.jobs, workspace.graph)
+        self.classifier = classifier if classifier is not None else llm_classifier(workspace)
         self._principals = principals
         self._clock = clock or (lambda: datetime.now(UTC))
 
@@ -141,8 +142,21 @@ class Orchestrator:
         job_id = uuid.uuid4().hex
         latency = (time.perf_counter() - started) * 1000
         bundle = assemble(ask, founds, job_id=job_id, steps=steps, latency_ms=latency)
-        self.jobs.record(job_of(job_id, ask, bundle))
+        self.recorder.record(job_of(job_id, ask, bundle))
         return bundle
+
+    def close(self) -> None:
+        """Finish mirroring the logged jobs into the graph (the workspace stays open)."""
+        self.recorder.close()
+
+
+def llm_classifier(workspace: Workspace) -> GroqClassifier | None:
+    """The Groq pre-query classifier when the settings hold a Groq key, else None."""
+    from trilha.llm.groq import groq_client
+
+    settings = workspace.settings
+    client = groq_client(settings)
+    return GroqClassifier(client, settings.groq_model, settings.llm_timeout_s) if client else None
 
 
 def _check_project(request: RetrievalRequest, principal: Principal) -> None:
