@@ -108,6 +108,11 @@ class TrilhaSettings(BaseSettings):
     )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
+    memory_in_graph: bool = Field(
+        False,
+        description="Also write conversation turns to the graph as private :Memory nodes "
+        "(they are always kept in <workspace>/memory.sqlite).",
+    )
 
     # LLM (Groq)
     groq_api_key: str | None = Field(

@@ -51,6 +51,12 @@ class OrchestratorDefaults(BaseModel):
         description="Strategy for a question about the state of work (overdue or a status asked"
         " for), unless the request names one; null: the intent's default."
     )
+    priority_intents: tuple[Intent, ...] = Field(
+        description="Intents whose questions also read priority items (REQ-RETR-019)."
+    )
+    procedural_labels: tuple[str, ...] = Field(
+        description="Graph labels whose nodes are procedural memory (tasks, processes...)."
+    )
     working_set_profile: str = Field(
         description="Profile walked for the caller's active items (the working set)."
     )

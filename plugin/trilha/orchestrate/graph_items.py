@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from trilha.config.orchestration import MemoryClass
@@ -10,8 +11,6 @@ from trilha.orchestrate.bundle import ClaimItem, ContextItem, ItemCitation, Prov
 from trilha.orchestrate.items import access_of
 from trilha.tokens import count_tokens
 
-#: Labels whose nodes are procedural memory (processes, tasks, decisions, projects).
-PROCEDURAL_LABELS = frozenset({"Task", "Project", "Process", "DecisionPoint"})
 _FIELDS = (("status", "status"), ("due_date", "due"), ("owner_id", "owner"), ("valid_to", "until"))
 
 
@@ -28,14 +27,18 @@ def node_text(hit: ProfileHit) -> str:
     return text + f". {hit.reason}" if hit.reason else text
 
 
-def node_class(hit: ProfileHit, user_id: str, klass: MemoryClass | None) -> MemoryClass:
-    """The class asked for, else procedural for work items, semantic for the rest."""
+def node_class(
+    hit: ProfileHit, procedural: Sequence[str], klass: MemoryClass | None
+) -> MemoryClass:
+    """The class asked for, else procedural for a ``procedural`` label, semantic otherwise."""
     if klass is not None:
         return klass
-    return "procedural" if hit.label in PROCEDURAL_LABELS else "semantic"
+    return "procedural" if hit.label in procedural else "semantic"
 
 
-def node_item(hit: ProfileHit, user_id: str, klass: Any = None) -> ContextItem:
+def node_item(
+    hit: ProfileHit, procedural: Sequence[str], klass: MemoryClass | None = None
+) -> ContextItem:
     """A graph node found by a walk, cited by its id."""
     props = hit.props
     text = node_text(hit)
@@ -44,7 +47,7 @@ def node_item(hit: ProfileHit, user_id: str, klass: Any = None) -> ContextItem:
     return ContextItem(
         item_id=hit.node_id,
         item_type=hit.label,
-        memory_class=node_class(hit, user_id, klass),
+        memory_class=node_class(hit, procedural, klass),
         text=text,
         score=hit.score,
         tokens=count_tokens(text),

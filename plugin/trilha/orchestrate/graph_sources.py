@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from trilha.config import QueryProfile
+from trilha.config.orchestration import MemoryClass
 from trilha.errors import TrilhaError
 from trilha.graph.read.claims import search_claims
 from trilha.graph.read.profile_query import ProfileQuery
@@ -27,7 +28,6 @@ from trilha.orchestrate.graph_items import claim_item, node_item
 from trilha.orchestrate.sources import Ask, Found
 
 Source = Callable[[Ask], Found]
-_PRIORITISED = frozenset({"orientation", "strategic"})
 
 
 def for_plan(ask: Ask, graph: GraphService | None) -> list[Source]:
@@ -44,7 +44,7 @@ def for_plan(ask: Ask, graph: GraphService | None) -> list[Source]:
     if plan.walks_graph and plan.profile is not None:
         profile = plan.profile
         runs.append(lambda a: _guarded(f"graph:{profile.name}", lambda: walk(a, store, profile)))
-        if ask.pre.retrieval_intent in _PRIORITISED:
+        if ask.pre.retrieval_intent in ask.config.orchestrator.priority_intents:
             runs.append(lambda a: _guarded("priorities", lambda: priorities(a, store)))
     if plan.reads_claims:
         runs.append(lambda a: _guarded("claims", lambda: claims(a, store)))
@@ -144,8 +144,9 @@ def claims(ask: Ask, store: GraphStore) -> Found:
     return found
 
 
-def _walked(step: str, result: ProfileWalkResult, ask: Ask, klass: str | None) -> Found:
-    items = [node_item(hit, ask.request.user_id, klass) for hit in result.hits]
+def _walked(step: str, result: ProfileWalkResult, ask: Ask, klass: MemoryClass | None) -> Found:
+    labels = ask.config.orchestrator.procedural_labels
+    items = [node_item(hit, labels, klass) for hit in result.hits]
     found = Found(step, items, scanned=result.nodes_scanned, filters=result.filters_applied)
     found.detail = f"{len(items)} of {result.candidates} nodes ({result.profile})"
     if result.truncated or result.warnings:

@@ -21,8 +21,7 @@ from typing import Any
 from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE, load_principals
 from trilha.errors import BadRequestError
-from trilha.memory.jobs import JobLog
-from trilha.memory.store import MemoryStore
+from trilha.memory import GraphMemoryMirror, JobLog, MemoryStore
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle, StepTrace
@@ -55,7 +54,7 @@ class Orchestrator:
     ) -> None:
         self.workspace = workspace
         self.config = config or OrchestratorConfig.load(workspace.path)
-        self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE)
+        self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE, mirror=_mirror(workspace))
         self.jobs = jobs or JobLog(workspace.path / MEMORY_FILE)
         self.recorder = JobRecorder(self.jobs, workspace.graph)
         self.classifier = classifier if classifier is not None else llm_classifier(workspace)
@@ -148,6 +147,13 @@ class Orchestrator:
     def close(self) -> None:
         """Finish mirroring the logged jobs into the graph (the workspace stays open)."""
         self.recorder.close()
+
+
+def _mirror(workspace: Workspace) -> GraphMemoryMirror | None:
+    graph = workspace.graph
+    if graph is None or not workspace.settings.memory_in_graph:
+        return None
+    return GraphMemoryMirror(graph.store)
 
 
 def llm_classifier(workspace: Workspace) -> GroqClassifier | None:
