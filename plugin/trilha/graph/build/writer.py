@@ -90,6 +90,15 @@ class GraphWriter:
     def _write(self, statement: str, rows: Sequence[Any]) -> int:
         return write_rows(self.store, statement, rows, batch_size=self.batch_size)
 
+    def _write_edges(self, statement: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Record edges; over Bolt (ArcadeDB refuses two new edges on one vertex in one
+        statement: "edge list not visible yet"), in rounds where no node appears twice."""
+        if self.store.dialect.name != "cypher":
+            self._write(statement, rows)
+            return
+        for round_ in disjoint_rounds(rows):
+            self._write(statement, round_)
+
     def upsert_units(
         self,
         units: Sequence[TextUnit],
@@ -253,7 +262,23 @@ class GraphWriter:
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
-            self._write(cypher.upsert_edges(rel, sl, tl), rows)
+            self._write_edges(cypher.upsert_edges(rel, sl, tl), rows)
         refresh_summaries(self.store, before | pairs, sorted(chunks), self.batch_size)
         self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))
+
+
+def disjoint_rounds(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``rows`` (edges with ``source`` and ``target``) split into rounds, in order, where no
+    node id is an end of two edges of one round."""
+    rounds: list[tuple[set[str], list[dict[str, Any]]]] = []
+    for row in rows:
+        ends = {row["source"], row["target"]}
+        for used, members in rounds:
+            if not used & ends:
+                used |= ends
+                members.append(row)
+                break
+        else:
+            rounds.append((ends, [row]))
+    return [members for _, members in rounds]
