@@ -3,6 +3,8 @@ job log so that the agents' requests do not change what tests/orchestrate sees."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.conftest import ORG, ORG_NOW
@@ -13,7 +15,9 @@ from trilha.workspace import Workspace
 
 
 @pytest.fixture(scope="session")
-def agent_orch(org_ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> Orchestrator:
+def agent_orch(
+    org_ws: Workspace, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Orchestrator]:
     """The sample organisation's orchestrator, clock at :data:`ORG_NOW`, sample turns loaded."""
     folder = tmp_path_factory.mktemp("agent-memory")
     orch = Orchestrator(
@@ -23,4 +27,5 @@ def agent_orch(org_ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> O
         clock=lambda: ORG_NOW,
     )
     orch.memory.import_turns(ORG / "memory" / "turns.jsonl")
-    return orch
+    yield orch
+    orch.close()

@@ -7,16 +7,21 @@ AgentWorkflow, the tools, the orchestrator, the workspace and its FalkorDB graph
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage
 
+from tests.conftest import READER, make_docs
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.llamaindex.agent_router import AgentRouter
 from trilha.llamaindex.agent_run import AgentAnswer, aask_agents, ask_agents
 from trilha.llamaindex.agents import agent_tools, build_agent, build_workflow, system_prompt
 from trilha.orchestrate import ContextBundle, Orchestrator
+from trilha.settings import TrilhaSettings
 from trilha.testing.scripted_llm import ScriptedLLM, ask_then_cite, call_tool, called
+from trilha.workspace import Workspace
 
 US1 = "Qual é o prazo para pedir reembolso de despesas de viagem?"
 US2 = "Quais tarefas da minha startup estão atrasadas?"
@@ -25,7 +30,9 @@ US3 = "O que deveríamos priorizar esta semana?"
 WHO = {"user_id", "user", "principal", "role", "roles", "clearance", "org_ids", "project_id"}
 
 
-def ask(orch: Orchestrator, question: str, user: str, llm: ScriptedLLM | None = None) -> AgentAnswer:
+def ask(
+    orch: Orchestrator, question: str, user: str, llm: ScriptedLLM | None = None
+) -> AgentAnswer:
     return ask_agents(orch, llm or ScriptedLLM(), question, user_id=user, conversation_id="c-t")
 
 
@@ -194,4 +201,22 @@ async def test_async_form_and_remembered_turns(agent_orch: Orchestrator) -> None
 
 def test_root_must_be_an_agent(agent_orch: Orchestrator) -> None:
     with pytest.raises(ConfigurationError, match="root agent 'boss' is not defined"):
-        build_workflow(agent_orch, ScriptedLLM(), user_id="bruno.ti", conversation_id="c", root="boss")
+        build_workflow(
+            agent_orch, ScriptedLLM(), user_id="bruno.ti", conversation_id="c", root="boss"
+        )
+
+
+def test_without_a_graph_the_graph_tools_are_left_out(
+    embedder: SentenceTransformerEmbedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings = TrilhaSettings(graph_backend="none")
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+        ws.ingest(make_docs())
+        orch = Orchestrator(ws, principals={READER.user_id: READER})
+        spec = orch.config.agents["knowledge_agent"]
+        tools = agent_tools(orch, spec, user_id=READER.user_id, conversation_id="c")
+        assert [t.metadata.name for t in tools] == ["trilha_context", "trilha_search"]
+        assert "knowledge_agent: no graph in this workspace" in caplog.text
+        answer = ask_agents(orch, ScriptedLLM(), US1, user_id=READER.user_id, conversation_id="c")
+        orch.close()
+    assert "Reembolso de despesas de viagem" in answer.text and "(source: pol-travel" in answer.text

@@ -13,7 +13,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_index.core.agent.workflow import AgentInput, AgentOutput, ToolCallResult
+from llama_index.core.agent.workflow import (
+    AgentInput,
+    AgentOutput,
+    AgentWorkflow,
+    ToolCallResult,
+)
 from llama_index.core.llms import LLM
 from llama_index.core.tools import ToolOutput
 
@@ -79,16 +84,7 @@ async def aask_agents(
         root=route.agent.name,
         **workflow,
     )
-    handler = flow.run(user_msg=question)
-    current, results = route.agent.name, []
-    async for event in handler.stream_events():
-        if isinstance(event, AgentInput):
-            current = event.current_agent_name
-        elif isinstance(event, ToolCallResult):
-            results.append(
-                ToolResult(current, event.tool_name, event.tool_kwargs, event.tool_output)
-            )
-    output: AgentOutput = await handler
+    output, results = await _run(flow, question, route.agent.name)
     answer = AgentAnswer(
         question, route, output.current_agent_name, output.response.content or "", results
     )
@@ -97,9 +93,25 @@ async def aask_agents(
     return answer
 
 
-def ask_agents(
-    orchestrator: Orchestrator, llm: LLM, question: str, **options: Any
-) -> AgentAnswer:
+async def _run(
+    flow: AgentWorkflow, question: str, root: str
+) -> tuple[AgentOutput, list[ToolResult]]:
+    """Run ``flow`` on ``question``; its final output and every tool result, with the agent
+    that called it."""
+    handler = flow.run(user_msg=question)
+    current, results = root, []
+    async for event in handler.stream_events():
+        if isinstance(event, AgentInput):
+            current = event.current_agent_name
+        elif isinstance(event, ToolCallResult):
+            results.append(
+                ToolResult(current, event.tool_name, event.tool_kwargs, event.tool_output)
+            )
+    output: AgentOutput = await handler
+    return output, results
+
+
+def ask_agents(orchestrator: Orchestrator, llm: LLM, question: str, **options: Any) -> AgentAnswer:
     """:func:`aask_agents` from synchronous code (no event loop may be running)."""
     try:
         asyncio.get_running_loop()

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, BaseWorkflowAgent, FunctionAgent
 from llama_index.core.llms import LLM
 from llama_index.core.tools import BaseTool
 
@@ -142,7 +142,7 @@ def build_workflow(
     if root not in agents:
         known = ", ".join(sorted(agents)) or "none"
         raise ConfigurationError(f"root agent {root!r} is not defined (agents: {known})")
-    built = [
+    built: list[BaseWorkflowAgent] = [
         build_agent(
             orchestrator,
             spec,
