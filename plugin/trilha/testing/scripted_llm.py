@@ -172,20 +172,25 @@ class ScriptedLLM(FunctionCallingLLM):
     def stream_complete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponseGen:
-        done = self.complete(prompt)
-        return iter([done])
+        done: CompletionResponse = self.complete(prompt)
+
+        def one() -> Generator[CompletionResponse, None, None]:
+            yield done
+
+        return one()
 
     @llm_completion_callback()
     async def acomplete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponse:
-        return self.complete(prompt)
+        done: CompletionResponse = self.complete(prompt)
+        return done
 
     @llm_completion_callback()
     async def astream_complete(
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponseAsyncGen:
-        done = self.complete(prompt)
+        done: CompletionResponse = self.complete(prompt)
 
         async def one() -> AsyncGenerator[CompletionResponse, None]:
             yield done
