@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 
@@ -14,6 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from trilha.access import Principal
+from trilha.access.directory import PRINCIPALS_FILE
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.ingest.loaders import SourceDocument, load_path
@@ -23,6 +26,10 @@ from trilha.workspace import Workspace
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLES = Path(str(files("trilha.samples") / "corpus"))
+#: The sample organisation's files: corpus, graph records, principals, conversation turns.
+ORG = Path(str(files("trilha.samples")))
+#: The demo's "now": the sample tasks' due dates are read against it.
+ORG_NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 #: Sees every sample document but private notes (member of both sample orgs, top clearance).
 READER = Principal(
     user_id="test-reader",
@@ -189,3 +196,22 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     BertForSequenceClassification(config).save_pretrained(str(folder))
     return folder
+
+
+def load_org(ws: Workspace) -> None:
+    """Corpus, graph records and principals of the sample organisation."""
+    ws.ingest(load_path(ORG / "corpus"))
+    ws.ingest_records(ORG / "graph" / "records.jsonl")
+    shutil.copyfile(ORG / PRINCIPALS_FILE, ws.path / PRINCIPALS_FILE)
+
+
+@pytest.fixture(scope="session")
+def org_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """The sample organisation on embedded FalkorDB, built once per session (read-only)."""
+    folder = tmp_path_factory.mktemp("org") / "ws"
+    ws = Workspace.open(folder, TrilhaSettings(graph_backend="falkordb"), embedder=embedder)
+    load_org(ws)
+    yield ws
+    ws.close()
