@@ -37,7 +37,9 @@ if TYPE_CHECKING:
 
 
 # -- systems --------------------------------------------------------------------------------
-def bench_calls(ws: Workspace, rerank: bool, only: Collection[str] | None = None) -> dict[str, Call]:
+def bench_calls(
+    ws: Workspace, rerank: bool, only: Collection[str] | None = None
+) -> dict[str, Call]:
     """The systems as timed calls (those in ``only`` when given): top_k=10; rerank pools 40
     and keeps 12."""
     calls = {name: trace_of(searcher(ws, spec, 10)) for name, spec in SPECS.items()}

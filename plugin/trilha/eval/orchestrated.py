@@ -39,7 +39,8 @@ def bench_principals(ws: Workspace) -> tuple[dict[str, Principal], str, str]:
         known = load_principals(path)
         if known:
             return known, min(known), PRINCIPALS_FILE
-    return {BENCH_PRINCIPAL.user_id: BENCH_PRINCIPAL}, BENCH_PRINCIPAL.user_id, "bench principal"
+    user = BENCH_PRINCIPAL.user_id or "bench-user"
+    return {user: BENCH_PRINCIPAL}, user, "bench principal"
 
 
 def step_p50(bundles: Sequence[ContextBundle]) -> dict[str, float]:

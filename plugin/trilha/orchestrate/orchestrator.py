@@ -26,6 +26,7 @@ from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle, StepTrace
 from trilha.orchestrate.config import OrchestratorConfig
+from trilha.orchestrate.graph_caches import GraphCaches
 from trilha.orchestrate.joblog import JobRecorder, job_of
 from trilha.orchestrate.plan import plan_retrieval
 from trilha.orchestrate.prequery import GroqClassifier, prequery
@@ -60,6 +61,7 @@ class Orchestrator:
         self.classifier = classifier if classifier is not None else llm_classifier(workspace)
         self._principals = principals
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._caches = GraphCaches.of(workspace.graph)
 
     def principal_for(self, user_id: str) -> Principal:
         """The principal ``user_id`` has in the workspace's directory; unknown users are refused."""
@@ -115,8 +117,10 @@ class Orchestrator:
         return req, ask, steps, started
 
     def _finder(self, principal: Principal) -> GraphEntityFinder | None:
-        graph = self.workspace.graph
-        return GraphEntityFinder(graph.store, principal) if graph is not None else None
+        graph, caches = self.workspace.graph, self._caches
+        if graph is None or caches is None:
+            return None
+        return GraphEntityFinder(graph.store, principal, names=caches.names)
 
     def _sources(self, ask: Ask) -> list[Callable[[Ask], Found]]:
         plan = ask.plan
@@ -127,7 +131,8 @@ class Orchestrator:
             runs.append(lambda a: past_jobs(a, self.jobs))
         if plan.searches_documents:
             runs.append(lambda a: documents(a, self.workspace))
-        runs += graph_sources.for_plan(ask, self.workspace.graph)
+        texts = self._caches.texts if self._caches is not None else None
+        runs += graph_sources.for_plan(ask, self.workspace.graph, texts)
         return runs
 
     def _finish(

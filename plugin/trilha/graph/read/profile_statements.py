@@ -135,10 +135,11 @@ def _map(v: str, keys: Sequence[str]) -> str:
     return "{" + ", ".join(f"{k}: {v}.{k}" for k in keys) + "}"
 
 
-def anchors(label: str, filters: Sequence[str], vis: Visibility) -> str:
+def anchors(label: str, filters: Sequence[str], vis: Visibility, *, among: bool = False) -> str:
     """``props`` (:data:`ANCHOR_PROPS`) of the ``label`` nodes ``vis`` sees that pass
     ``filters`` (names from :data:`FILTERS`, plus ``'terms'``: the folded title, name or text
-    contains one of ``$f_terms``), most recently updated first, at most ``$scan``."""
+    contains one of ``$f_terms``), most recently updated first, at most ``$scan``; with
+    ``among``, only of the nodes whose id is in ``$f_ids`` (looked up on the id index)."""
     conditions = [vis.own("n"), *(FILTERS[f]("n") for f in filters if f != "terms")]
     # Two WITHs and a list, not any(): FalkorDB's any() in a WITH's WHERE does not see the
     # variables that WITH projects (it matches nothing).
@@ -148,8 +149,13 @@ def anchors(label: str, filters: Sequence[str], vis: Visibility) -> str:
         if "terms" in filters
         else ""
     )
+    match = (
+        f"UNWIND $f_ids AS f_k MATCH (n:{check_label(label)} {{id: f_k}})"
+        if among
+        else f"MATCH (n:{check_label(label)})"
+    )
     return (
-        f"MATCH (n:{check_label(label)}) WHERE {' AND '.join(conditions)} {terms}"
+        f"{match} WHERE {' AND '.join(conditions)} {terms}"
         f"RETURN {_map('n', ANCHOR_PROPS)} AS props, n.id AS id, "
         "coalesce(n.updated_at, n.created_at, '') AS recent ORDER BY recent DESC, id LIMIT $scan"
     )

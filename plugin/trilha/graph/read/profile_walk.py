@@ -19,7 +19,7 @@ today, valid_to on or after it, expires_at after now) to the anchors and to ever
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -33,6 +33,7 @@ from trilha.graph.read.profile_expand import NodeKey, Walk, WalkSpec, expand, li
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import DEFAULT_WEIGHTS, RankWeights, reason, score
 from trilha.graph.read.profile_results import ProfileHit, ProfileWalkResult
+from trilha.graph.read.profile_texts import AnchorTexts
 from trilha.graph.read.validation import MAX_LIMIT, bounded
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import SHARED_LABELS, Visibility
@@ -94,16 +95,19 @@ def profile_walk(
     max_links: int = MAX_LINKS,
     weights: RankWeights = DEFAULT_WEIGHTS,
     timeout_s: float | None = None,
+    texts: AnchorTexts | None = None,
 ) -> ProfileWalkResult:
     """The best ``limit`` anchors of ``profile`` passing ``query``'s filters, with the nodes
-    the walk reaches from each (module docstring); only what ``principal`` sees."""
+    the walk reaches from each (module docstring); only what ``principal`` sees. With
+    ``texts``, a scan with terms reads only the nodes whose text holds one (same result)."""
     notes: list[str] = []
     limits = Limits.checked(limit, max_nodes_scanned, max_links, notes)
     labels = anchor_labels(profile, query.labels, notes)
     vis = Visibility.of(principal)
     filters = cypher.query_filters(query, profile.require_validity)
     params = {**vis.params, **cypher.filter_params(query)}
-    found, cut = scan(store, labels, filters, vis, params, limits.scan_share, timeout_s)
+    among = _narrowing(store, texts, labels, params["f_terms"], timeout_s) if query.terms else {}
+    found, cut = scan(store, labels, filters, vis, params, limits.scan_share, timeout_s, among)
     spec = WalkSpec(profile.allowed_rels, profile.max_hops, profile.require_validity, params)
     walked = Walked(found, cut, ("visibility", *filters), notes)
     return finish(
@@ -135,21 +139,41 @@ def scan(
     params: dict[str, Any],
     budget: int,
     timeout_s: float | None,
+    among: Mapping[str, list[str]] | None = None,
 ) -> tuple[list[Anchor], bool]:
     """The anchors of ``labels`` passing ``filters``, label by label, at most ``budget`` in
-    all; True when the budget cut the scan."""
+    all (of a label in ``among``, only those whose id it lists); True when the budget cut the
+    scan."""
     found: list[Anchor] = []
     for label in labels:
         left = budget - len(found)
         if left <= 0:
             return found, True
-        rows = store.run(
-            cypher.anchors(label, filters, vis), {**params, "scan": left + 1}, timeout_s=timeout_s
-        )
+        ids = (among or {}).get(label)
+        if ids is not None and not ids:
+            continue
+        statement = cypher.anchors(label, filters, vis, among=ids is not None)
+        scoped = {**params, "scan": left + 1, **({"f_ids": ids} if ids is not None else {})}
+        rows = store.run(statement, scoped, timeout_s=timeout_s)
         found += [(label, present(r["props"])) for r in rows[:left]]
         if len(rows) > left:
             return found, True
     return found, False
+
+
+def _narrowing(
+    store: GraphStore,
+    texts: AnchorTexts | None,
+    labels: Sequence[str],
+    terms: Sequence[str],
+    timeout_s: float | None,
+) -> dict[str, list[str]]:
+    """The ids of each label whose text holds one of ``terms``, by ``texts`` (a label it
+    cannot narrow is left out: its scan reads every node)."""
+    if texts is None:
+        return {}
+    out = {label: texts.candidates(store, label, terms, timeout_s) for label in labels}
+    return {label: ids for label, ids in out.items() if ids is not None}
 
 
 def present(props: dict[str, Any]) -> dict[str, Any]:
