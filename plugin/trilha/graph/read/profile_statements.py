@@ -135,11 +135,10 @@ def _map(v: str, keys: Sequence[str]) -> str:
     return "{" + ", ".join(f"{k}: {v}.{k}" for k in keys) + "}"
 
 
-def anchors(label: str, filters: Sequence[str], vis: Visibility, *, among: bool = False) -> str:
+def anchors(label: str, filters: Sequence[str], vis: Visibility) -> str:
     """``props`` (:data:`ANCHOR_PROPS`) of the ``label`` nodes ``vis`` sees that pass
     ``filters`` (names from :data:`FILTERS`, plus ``'terms'``: the folded title, name or text
-    contains one of ``$f_terms``), most recently updated first, at most ``$scan``; with
-    ``among``, only of the nodes whose id is in ``$f_ids`` (looked up on the id index)."""
+    contains one of ``$f_terms``), most recently updated first, at most ``$scan``."""
     conditions = [vis.own("n"), *(FILTERS[f]("n") for f in filters if f != "terms")]
     # Two WITHs and a list, not any(): FalkorDB's any() in a WITH's WHERE does not see the
     # variables that WITH projects (it matches nothing).
@@ -149,14 +148,21 @@ def anchors(label: str, filters: Sequence[str], vis: Visibility, *, among: bool 
         if "terms" in filters
         else ""
     )
-    match = (
-        f"UNWIND $f_ids AS f_k MATCH (n:{check_label(label)} {{id: f_k}})"
-        if among
-        else f"MATCH (n:{check_label(label)})"
-    )
     return (
-        f"{match} WHERE {' AND '.join(conditions)} {terms}"
+        f"MATCH (n:{check_label(label)}) WHERE {' AND '.join(conditions)} {terms}"
         f"RETURN {_map('n', ANCHOR_PROPS)} AS props, n.id AS id, "
+        "coalesce(n.updated_at, n.created_at, '') AS recent ORDER BY recent DESC, id LIMIT $scan"
+    )
+
+
+def anchor_ids(label: str, filters: Sequence[str], vis: Visibility) -> str:
+    """The ids of the ``label`` nodes in ``$f_ids`` (looked up on the id index) that ``vis``
+    sees and that pass ``filters`` (``'terms'`` aside: the ids were chosen by it), in
+    :func:`anchors`' order, at most ``$scan``."""
+    conditions = [vis.own("n"), *(FILTERS[f]("n") for f in filters if f != "terms")]
+    return (
+        f"UNWIND $f_ids AS f_k MATCH (n:{check_label(label)} {{id: f_k}}) "
+        f"WHERE {' AND '.join(conditions)} RETURN n.id AS id, "
         "coalesce(n.updated_at, n.created_at, '') AS recent ORDER BY recent DESC, id LIMIT $scan"
     )
 

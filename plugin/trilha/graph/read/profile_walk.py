@@ -33,7 +33,7 @@ from trilha.graph.read.profile_expand import NodeKey, Walk, WalkSpec, expand, li
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import DEFAULT_WEIGHTS, RankWeights, reason, score
 from trilha.graph.read.profile_results import ProfileHit, ProfileWalkResult
-from trilha.graph.read.profile_texts import AnchorTexts
+from trilha.graph.read.profile_texts import AnchorTexts, Candidates, present
 from trilha.graph.read.validation import MAX_LIMIT, bounded
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import SHARED_LABELS, Visibility
@@ -139,22 +139,24 @@ def scan(
     params: dict[str, Any],
     budget: int,
     timeout_s: float | None,
-    among: Mapping[str, list[str]] | None = None,
+    among: Mapping[str, Candidates] | None = None,
 ) -> tuple[list[Anchor], bool]:
     """The anchors of ``labels`` passing ``filters``, label by label, at most ``budget`` in
-    all (of a label in ``among``, only those whose id it lists); True when the budget cut the
-    scan."""
+    all (a label in ``among`` by :func:`_narrowed_scan`); True when the budget cut the scan."""
     found: list[Anchor] = []
     for label in labels:
         left = budget - len(found)
         if left <= 0:
             return found, True
-        ids = (among or {}).get(label)
-        if ids is not None and not ids:
+        narrowed = (among or {}).get(label)
+        if narrowed is not None:
+            found += _narrowed_scan(store, label, filters, vis, params, left, narrowed, timeout_s)
+            if len(found) > budget:
+                return found[:budget], True
             continue
-        statement = cypher.anchors(label, filters, vis, among=ids is not None)
-        scoped = {**params, "scan": left + 1, **({"f_ids": ids} if ids is not None else {})}
-        rows = store.run(statement, scoped, timeout_s=timeout_s)
+        rows = store.run(
+            cypher.anchors(label, filters, vis), {**params, "scan": left + 1}, timeout_s=timeout_s
+        )
         found += [(label, present(r["props"])) for r in rows[:left]]
         if len(rows) > left:
             return found, True
@@ -167,18 +169,36 @@ def _narrowing(
     labels: Sequence[str],
     terms: Sequence[str],
     timeout_s: float | None,
-) -> dict[str, list[str]]:
-    """The ids of each label whose text holds one of ``terms``, by ``texts`` (a label it
+) -> dict[str, Candidates]:
+    """The nodes of each label whose text holds one of ``terms``, by ``texts`` (a label it
     cannot narrow is left out: its scan reads every node)."""
     if texts is None:
         return {}
     out = {label: texts.candidates(store, label, terms, timeout_s) for label in labels}
-    return {label: ids for label, ids in out.items() if ids is not None}
+    return {label: found for label, found in out.items() if found is not None}
 
 
-def present(props: dict[str, Any]) -> dict[str, Any]:
-    """``props`` without the keys whose value is None (properties the node lacks)."""
-    return {k: v for k, v in props.items() if v is not None}
+def _narrowed_scan(
+    store: GraphStore,
+    label: str,
+    filters: Sequence[str],
+    vis: Visibility,
+    params: dict[str, Any],
+    left: int,
+    candidates: Candidates,
+    timeout_s: float | None,
+) -> list[Anchor]:
+    """What :func:`scan` reads of ``label`` (``left + 1`` at most, so a cut shows), with the
+    terms filter answered by ``candidates``: the store keeps those the caller sees that pass
+    the other filters, in the scan's order; their props come with the candidates."""
+    if not candidates.ids:
+        return []
+    rows = store.run(
+        cypher.anchor_ids(label, filters, vis),
+        {**params, "scan": left + 1, "f_ids": candidates.ids},
+        timeout_s=timeout_s,
+    )
+    return [(label, dict(candidates.props[r["id"]])) for r in rows]
 
 
 def finish(
