@@ -4,8 +4,10 @@ depth D2 without rerank, over the BEIR queries, with the P50 of every step of th
 
 The caller is a user of the workspace's ``principals.yaml`` when it has one (the first user id
 in sorted order), else :data:`~trilha.eval.principal.BENCH_PRINCIPAL`, who sees the public
-corpus; the report names which. Memory and the job log live in a temporary folder, so the
-workspace's own ``memory.sqlite`` is left as it was; each call is a fresh conversation.
+corpus; the report names which. Memory and the job log live in a temporary folder and jobs are
+not mirrored into the graph, so the workspace is left as it was (the job's SQLite record is
+timed, as in every retrieval; the graph mirror runs in the background anyway); each call is a
+fresh conversation.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from trilha.eval.timing import latency_summary, time_calls
 from trilha.memory.jobs import JobLog
 from trilha.memory.store import MemoryStore
 from trilha.orchestrate import ContextBundle, Orchestrator
+from trilha.orchestrate.joblog import JobRecorder
 from trilha.workspace import Workspace
 
 #: The depth the target is about: working set, episodic and semantic memory, one profile walk.
@@ -64,6 +67,7 @@ def bench_orchestrated(
     with tempfile.TemporaryDirectory(prefix="trilha-bench-memory-") as tmp:
         memory, jobs = MemoryStore(Path(tmp) / "m.sqlite"), JobLog(Path(tmp) / "m.sqlite")
         orch = Orchestrator(ws, principals=principals, memory=memory, jobs=jobs)
+        orch.recorder = JobRecorder(jobs, None)  # jobs logged in SQLite, not into the graph
         try:
             sync_ms, bundles = _timed(orch.retrieve, user, texts, "orchestrated", progress)
             async_ms, abundles = _timed(
@@ -74,6 +78,7 @@ def bench_orchestrated(
                 progress,
             )
         finally:
+            orch.close()
             loop.close()
             memory.close()
             jobs.close()

@@ -115,8 +115,19 @@ class GraphEntityFinder:
         return [
             _entity(label, {"id": r["id"], "name": r["name"] or r["id"]})
             for label in NAMED_LABELS
+            if self._has(label)
             for r in self._run(named_lookup(label, self.visibility), keys=keys)
         ]
+
+    def _has(self, label: str) -> bool:
+        """Whether the graph has a ``label`` node (asked once per generation with ``names``;
+        without, assumed: the lookup finds nothing then)."""
+        if self.names is None:
+            return True
+        statement = f"MATCH (n:{check_label(label)}) RETURN n.id AS id LIMIT 1"
+        return bool(
+            self.names.get(memo_key(self.store.name, statement), lambda: self._run(statement))
+        )
 
     def _titles(self, label: str) -> list[dict[str, Any]]:
         """The visible ``label`` nodes' ids and captions; from ``names`` when given, keyed by
