@@ -21,7 +21,6 @@ mirrors write it (:data:`UNCOUNTED`).
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,18 +86,16 @@ class LabelTexts:
 
     def matching(self, terms: Sequence[str]) -> list[str]:
         """Ids of the nodes whose text contains one of ``terms`` (folded), in node order."""
-        wanted = [t for t in terms if t]
-        if not wanted or not self.ids:
-            return []
-        pattern = re.compile("|".join(re.escape(t) for t in wanted))
-        found: list[str] = []
-        at = 0
-        while (match := pattern.search(self.joined, at)) is not None:
-            found.append(self.ids[bisect_right(self.starts, match.start()) - 1])
-            at = self.joined.find(_SEP, match.end())  # on to the next node's text
-            if at < 0:
-                break
-        return found
+        hits: set[int] = set()
+        for term in dict.fromkeys(t for t in terms if t):
+            at = self.joined.find(term)
+            while at >= 0:
+                node = bisect_right(self.starts, at) - 1
+                hits.add(node)
+                if node + 1 == len(self.starts):
+                    break
+                at = self.joined.find(term, self.starts[node + 1])  # on to the next text
+        return [self.ids[node] for node in sorted(hits)]
 
 
 def present(props: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ today, valid_to on or after it, expires_at after now) to the anchors and to ever
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -216,13 +217,14 @@ def finish(
     """Score the anchors, walk from the best ``limits.limit`` with the budget the scan left,
     and report what it read and cut."""
     terms = [fold(t) for t in query.terms]
-    scored = sorted(
+    scored = heapq.nsmallest(  # sorted(...)[:limit], without sorting every anchor
+        limits.limit,
         (
             (score(p, terms, query.today, principal, weights), label, p)
             for label, p in walked.anchors
         ),
         key=lambda x: (-x[0], display_id(x[1], x[2])),
-    )[: limits.limit]
+    )
     roots = [(label, str(p["id"])) for _, label, p in scored]
     left = limits.max_nodes_scanned - len(walked.anchors)
     walk = expand(store, roots, spec, vis, left, timeout_s) if roots else Walk()
