@@ -131,3 +131,48 @@ def test_the_visibility_row_runs_the_policy_and_finds_what_plain_search_finds(
     assert trace is not None and trace.merge == "weighted"
     plain = small_ws.search("security incident", top_k=10, kg=False)
     assert trace.bm25_hits == plain.trace.bm25_hits  # the small corpus is public: same hits
+
+
+def test_the_orchestrated_rows_time_retrieve_at_d2_with_their_steps(
+    small_ws: Workspace,
+) -> None:
+    from trilha.eval.bench import bench_latency
+
+    texts = ["security incident", "prazo prescricional", "dados pessoais"]
+    got = bench_latency(small_ws, texts, False, False, only={"hybrid_weighted", "orchestrated"})
+    assert set(got["systems"]) == {"hybrid_weighted", "orchestrated", "orchestrated_async"}
+    for name in ("orchestrated", "orchestrated_async"):
+        assert got["systems"][name]["p50_ms"] > 0
+        steps = got["stages"][name]
+        assert {"heuristic", "entities", "memory", "jobs", "semantic", "total"} <= set(steps)
+        assert any(step.startswith("graph:") for step in steps)
+    assert got["orchestrated"]["principal"] == {"user_id": "bench-user", "from": "bench principal"}
+    assert got["orchestrated"]["depth"] == "D2" and got["orchestrated"]["rerank"] is False
+    assert sum(got["orchestrated"]["intents"].values()) == len(texts)
+    ratio = got["p50_ratios"]["orchestrated_over_hybrid_weighted"]
+    assert ratio == round(
+        got["systems"]["orchestrated"]["p50_ms"] / got["systems"]["hybrid_weighted"]["p50_ms"], 3
+    )
+    assert not (small_ws.path / "memory.sqlite").exists()  # the workspace's memory untouched
+
+
+def test_the_orchestrated_rows_ask_as_a_user_of_the_workspace_principals(
+    small_ws: Workspace,
+) -> None:
+    from trilha.eval.orchestrated import bench_principals
+
+    (small_ws.path / "principals.yaml").write_text(
+        "principals:\n  zoe: {org_ids: [acme]}\n  ana: {org_ids: [acme]}\n"
+    )
+    known, user, source = bench_principals(small_ws)
+    assert (sorted(known), user, source) == (["ana", "zoe"], "ana", "principals.yaml")
+
+
+def test_bench_systems_option_names_known_systems() -> None:
+    from trilha.cli.evaluate import _systems
+    from trilha.errors import BadRequestError
+
+    assert _systems("hybrid_weighted, orchestrated") == ["hybrid_weighted", "orchestrated"]
+    assert _systems(None) is None
+    with pytest.raises(BadRequestError, match="--systems: hybrid_magic is not a bench system"):
+        _systems("hybrid_magic,bm25")

@@ -42,7 +42,12 @@ def add_bench_parser(sub: Any) -> None:
         "--ingest-docs",
         type=int,
         metavar="N",
-        help="time the ingest of the first N documents only (default: all)",
+        help="time the ingest of the first N documents only (default: all; 0: skip it)",
+    )
+    sp.add_argument(
+        "--systems",
+        metavar="A,B",
+        help="time only these systems (default: all), e.g. hybrid_weighted,orchestrated",
     )
     sp.add_argument(
         "--scale",
@@ -96,6 +101,22 @@ def _add_graph_bench_options(sp: argparse.ArgumentParser) -> None:
     )
 
 
+def _systems(names: str | None) -> list[str] | None:
+    """``--systems``: the names, each one of the bench's systems."""
+    from trilha.eval.bench import SYSTEMS
+
+    if names is None:
+        return None
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in SYSTEMS]
+    if unknown or not wanted:
+        raise BadRequestError(
+            f"--systems: {', '.join(unknown) or 'nothing'} is not a bench system; "
+            f"name some of {', '.join(SYSTEMS)}"
+        )
+    return wanted
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Compare retrieval systems on a BEIR folder."""
     from trilha.eval.runner import run_eval
@@ -145,6 +166,11 @@ def _bench_data(args: argparse.Namespace) -> dict[str, Any]:
         scale=args.scale,
         progress=not args.quiet,
         ingest_docs=args.ingest_docs,
+        systems=_systems(args.systems),
     )
     print(table_text(report["systems"], ("p50_ms", "p95_ms", "qps")))
+    if "orchestrated" in report["stages"]:
+        steps = {name: {"p50_ms": ms} for name, ms in report["stages"]["orchestrated"].items()}
+        print("orchestrated retrieve, P50 per step:")
+        print(table_text(steps, ("p50_ms",)))
     return report

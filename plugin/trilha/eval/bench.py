@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trilha.access import Principal, visibility_filter
+from trilha.access import visibility_filter
 from trilha.encode.base import Embedder
 from trilha.eval.beir import BeirDataset, load_beir
+from trilha.eval.orchestrated import bench_orchestrated
+from trilha.eval.principal import BENCH_PRINCIPAL
 from trilha.eval.rerank_backends import bench_rerank
 from trilha.eval.runner import Backend, Precision, default_workspace, write_json
 from trilha.eval.scale import bench_scale
@@ -35,8 +37,11 @@ if TYPE_CHECKING:
 
 
 # -- systems --------------------------------------------------------------------------------
-def bench_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
-    """The systems as timed calls: top_k=10; rerank pools 40 and keeps 12."""
+def bench_calls(
+    ws: Workspace, rerank: bool, only: Collection[str] | None = None
+) -> dict[str, Call]:
+    """The systems as timed calls (those in ``only`` when given): top_k=10; rerank pools 40
+    and keeps 12."""
     calls = {name: trace_of(searcher(ws, spec, 10)) for name, spec in SPECS.items()}
     if rerank:
         calls["hybrid_weighted_rerank"] = trace_of(
@@ -46,33 +51,38 @@ def bench_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
     calls["hybrid_weighted_visibility"] = trace_of(
         lambda q: ws.search(q, top_k=10, merge="weighted", kg=False, filters=policy)
     )
+    if only is None or "llamaindex_fusion" in only:
+        calls["llamaindex_fusion"] = _llamaindex(ws)
+    return {name: call for name, call in calls.items() if only is None or name in only}
+
+
+def _llamaindex(ws: Workspace) -> Call:
     fusion = fusion_retriever(ws, top_k=10)
 
     def llamaindex(text: str) -> None:
         fusion.retrieve(text)
 
-    calls["llamaindex_fusion"] = llamaindex
-    return calls
+    return llamaindex
 
 
-#: A member of one organisation, project and role: its compiled visibility rule is what
-#: ``hybrid_weighted_visibility`` runs inside both indices (as an explicit filter, so the dense
-#: side runs it even on a corpus every principal sees whole).
-BENCH_PRINCIPAL = Principal(
-    user_id="bench-user",
-    org_ids=["bench-org"],
-    project_ids=["bench-project"],
-    roles=["bench-role"],
-    hierarchy_level=1,
-    clearance=1,
+#: The systems whose P50 is reported over ``hybrid_weighted``'s.
+RATIOS = ("hybrid_weighted_kg", "hybrid_weighted_visibility", "orchestrated", "orchestrated_async")
+#: Every system ``--systems`` may name (``hybrid_weighted_rerank`` needs ``--reranker``).
+SYSTEMS = (
+    *SPECS,
+    "hybrid_weighted_rerank",
+    "hybrid_weighted_visibility",
+    "llamaindex_fusion",
+    "orchestrated",
 )
 
 
 def p50_ratios(systems: dict[str, Any]) -> dict[str, float]:
-    """The issue targets: kg and visibility P50 over plain weighted hybrid P50, one run."""
+    """The issue targets: kg, visibility and orchestrated P50 over plain weighted hybrid P50,
+    one run."""
     base = systems.get("hybrid_weighted", {}).get("p50_ms")
     out: dict[str, float] = {}
-    for name in ("hybrid_weighted_kg", "hybrid_weighted_visibility"):
+    for name in RATIOS:
         p50 = systems.get(name, {}).get("p50_ms")
         if base and p50:
             out[f"{name}_over_hybrid_weighted"] = round(p50 / base, 3)
@@ -80,12 +90,16 @@ def p50_ratios(systems: dict[str, Any]) -> dict[str, float]:
 
 
 def bench_systems(
-    ws: Workspace, texts: Sequence[str], rerank: bool, progress: bool
+    ws: Workspace,
+    texts: Sequence[str],
+    rerank: bool,
+    progress: bool,
+    only: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Latency summary and stage medians of every system."""
+    """Latency summary and stage medians of every system (of those in ``only`` when given)."""
     systems: dict[str, Any] = {}
     stages: dict[str, Any] = {}
-    for name, call in bench_calls(ws, rerank).items():
+    for name, call in bench_calls(ws, rerank, only).items():
         times, traces = time_calls(call, texts, desc=name, progress=progress)
         systems[name] = latency_summary(times)
         if traces:
@@ -137,8 +151,11 @@ def run_bench(
     rerank_precision: Precision = "bf16",
     scale_queries: int = 30,
     settings: TrilhaSettings | None = None,
+    systems: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Benchmark latency on a BEIR folder; writes ``out_path`` (JSON) and returns the dict."""
+    """Benchmark latency on a BEIR folder; writes ``out_path`` (JSON) and returns the dict.
+    ``systems`` keeps only those of :data:`SYSTEMS` (default: all); ``ingest_docs=0`` skips
+    the ingest timing."""
     start = time.perf_counter()
     out, settings = Path(out_path), settings or TrilhaSettings()
     ds = load_beir(Path(data_dir), split)
@@ -150,8 +167,9 @@ def run_bench(
         folder, settings, reranker=_reranker(reranker, rerank_backend, rerank_precision, folder)
     ) as ws:
         ws.ingest(ds.documents(), progress=progress)
-        result.update(_bench_latency(ws, texts, reranker is not None, progress))
-        result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)
+        result.update(bench_latency(ws, texts, reranker is not None, progress, systems))
+        if ingest_docs != 0:
+            result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)
         if reranker is not None:
             result["rerank"] = bench_rerank(ws, str(reranker), texts[:20])
         if scale:
@@ -163,12 +181,24 @@ def run_bench(
     return result
 
 
-def _bench_latency(
-    ws: Workspace, texts: Sequence[str], rerank: bool, progress: bool
+def bench_latency(
+    ws: Workspace,
+    texts: Sequence[str],
+    rerank: bool,
+    progress: bool,
+    only: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """``systems`` and ``stages`` of :func:`bench_systems`, and their ``p50_ratios``."""
-    systems, stages = bench_systems(ws, texts, rerank, progress)
-    return {"systems": systems, "stages": stages, "p50_ratios": p50_ratios(systems)}
+    """``systems`` and ``stages`` of :func:`bench_systems` and of the ``orchestrated`` rows
+    (:func:`~trilha.eval.orchestrated.bench_orchestrated`), and their ``p50_ratios``."""
+    systems, stages = bench_systems(ws, texts, rerank, progress, only)
+    out: dict[str, Any] = {"systems": systems, "stages": stages}
+    if only is None or "orchestrated" in only:
+        orchestrated = bench_orchestrated(ws, texts, progress)
+        systems.update(orchestrated["systems"])
+        stages.update(orchestrated["stages"])
+        out["orchestrated"] = orchestrated["orchestrated"]
+    out["p50_ratios"] = p50_ratios(systems)
+    return out
 
 
 def _reranker(

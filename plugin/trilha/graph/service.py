@@ -56,6 +56,8 @@ class GraphService(GraphWrites, ProfileReads):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
+        #: Bumped by every write through this service: what was read at another is stale.
+        self.generation = 0
         self.log = log
         self.writer = writer or GraphWriter(store)
         self._reads = CachedReads(TTLCache(cache_ttl_s, cache_size, clock), log)
@@ -193,6 +195,7 @@ class GraphService(GraphWrites, ProfileReads):
 
     def changed(self) -> None:
         """Forget what was read (a write happened)."""
+        self.generation += 1
         self._reads.clear()
         self._gate.forget()
 

@@ -20,6 +20,7 @@ from trilha.errors import TrilhaError
 from trilha.graph.read.claims import search_claims
 from trilha.graph.read.profile_query import ProfileQuery
 from trilha.graph.read.profile_results import ClaimSearchResult, ProfileWalkResult
+from trilha.graph.read.profile_texts import AnchorTexts
 from trilha.graph.read.profile_walk import profile_walk
 from trilha.graph.read.work_items import priority_items
 from trilha.graph.service import GraphService
@@ -30,8 +31,11 @@ from trilha.orchestrate.sources import Ask, Found
 Source = Callable[[Ask], Found]
 
 
-def for_plan(ask: Ask, graph: GraphService | None) -> list[Source]:
-    """The graph reads ``ask``'s plan calls for; without a graph, one warning instead."""
+def for_plan(
+    ask: Ask, graph: GraphService | None, texts: AnchorTexts | None = None
+) -> list[Source]:
+    """The graph reads ``ask``'s plan calls for (the profile walk's term scan narrowed by
+    ``texts`` when given); without a graph, one warning instead."""
     plan = ask.plan
     wanted = plan.walks_graph or plan.reads_claims or plan.reads_conversation
     if graph is None:
@@ -43,7 +47,9 @@ def for_plan(ask: Ask, graph: GraphService | None) -> list[Source]:
         runs.append(lambda a: _guarded("active_items", lambda: active_items(a, store)))
     if plan.walks_graph and plan.profile is not None:
         profile = plan.profile
-        runs.append(lambda a: _guarded(f"graph:{profile.name}", lambda: walk(a, store, profile)))
+        runs.append(
+            lambda a: _guarded(f"graph:{profile.name}", lambda: walk(a, store, profile, texts))
+        )
         if ask.pre.retrieval_intent in ask.config.orchestrator.priority_intents:
             runs.append(lambda a: _guarded("priorities", lambda: priorities(a, store)))
     if plan.reads_claims:
@@ -78,7 +84,9 @@ def _anchor_labels(ask: Ask) -> tuple[str, ...]:
     return tuple(dict.fromkeys(e.label for e in ask.pre.focus_entities if e.label in anchors))
 
 
-def walk(ask: Ask, store: GraphStore, profile: QueryProfile) -> Found:
+def walk(
+    ask: Ask, store: GraphStore, profile: QueryProfile, texts: AnchorTexts | None = None
+) -> Found:
     """The profile's walk for the question."""
     result = profile_walk(
         store,
@@ -87,6 +95,7 @@ def walk(ask: Ask, store: GraphStore, profile: QueryProfile) -> Found:
         principal=ask.principal,
         limit=ask.config.orchestrator.graph_limit,
         max_nodes_scanned=ask.config.max_nodes_scanned,
+        texts=texts,
     )
     return _walked(f"graph:{profile.name}", result, ask, None)
 

@@ -14,6 +14,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -26,6 +27,7 @@ from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle, StepTrace
 from trilha.orchestrate.config import OrchestratorConfig
+from trilha.orchestrate.graph_caches import GraphCaches
 from trilha.orchestrate.joblog import JobRecorder, job_of
 from trilha.orchestrate.plan import plan_retrieval
 from trilha.orchestrate.prequery import GroqClassifier, prequery
@@ -36,6 +38,8 @@ from trilha.workspace import Workspace
 
 Clock = Callable[[], datetime]
 MEMORY_FILE = "memory.sqlite"
+#: Threads reading a plan's sources at once (a plan has at most six).
+SOURCE_THREADS = 6
 
 
 class Orchestrator:
@@ -60,6 +64,8 @@ class Orchestrator:
         self.classifier = classifier if classifier is not None else llm_classifier(workspace)
         self._principals = principals
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._caches = GraphCaches.of(workspace.graph)
+        self._pool = ThreadPoolExecutor(SOURCE_THREADS, thread_name_prefix="trilha-sources")
 
     def principal_for(self, user_id: str) -> Principal:
         """The principal ``user_id`` has in the workspace's directory; unknown users are refused."""
@@ -76,9 +82,12 @@ class Orchestrator:
         return known[user_id]
 
     def retrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
-        """The ContextBundle for ``request`` (a request or a mapping of its fields)."""
+        """The ContextBundle for ``request`` (a request or a mapping of its fields); the plan's
+        sources are read concurrently, in threads (the graph store and the encoder release the
+        GIL while they work)."""
         req, ask, steps, started = self._prepare(request)
-        founds = [timed(partial(run, ask)) for run in self._sources(ask)]
+        runs = [self._pool.submit(timed, partial(run, ask)) for run in self._sources(ask)]
+        founds = [run.result() for run in runs]
         return self._finish(req, ask, founds, steps, started)
 
     async def aretrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
@@ -115,8 +124,10 @@ class Orchestrator:
         return req, ask, steps, started
 
     def _finder(self, principal: Principal) -> GraphEntityFinder | None:
-        graph = self.workspace.graph
-        return GraphEntityFinder(graph.store, principal) if graph is not None else None
+        graph, caches = self.workspace.graph, self._caches
+        if graph is None or caches is None:
+            return None
+        return GraphEntityFinder(graph.store, principal, names=caches.names)
 
     def _sources(self, ask: Ask) -> list[Callable[[Ask], Found]]:
         plan = ask.plan
@@ -127,7 +138,8 @@ class Orchestrator:
             runs.append(lambda a: past_jobs(a, self.jobs))
         if plan.searches_documents:
             runs.append(lambda a: documents(a, self.workspace))
-        runs += graph_sources.for_plan(ask, self.workspace.graph)
+        texts = self._caches.texts if self._caches is not None else None
+        runs += graph_sources.for_plan(ask, self.workspace.graph, texts)
         return runs
 
     def _finish(
@@ -145,8 +157,10 @@ class Orchestrator:
         return bundle
 
     def close(self) -> None:
-        """Finish mirroring the logged jobs into the graph (the workspace stays open)."""
+        """Finish mirroring the logged jobs into the graph and stop the source threads (the
+        workspace stays open)."""
         self.recorder.close()
+        self._pool.shutdown(wait=True)
 
 
 def _mirror(workspace: Workspace) -> GraphMemoryMirror | None:

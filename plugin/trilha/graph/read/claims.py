@@ -21,7 +21,8 @@ from trilha.graph.read import profile_statements as cypher
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import term_overlap
 from trilha.graph.read.profile_results import ClaimHit, ClaimSearchResult
-from trilha.graph.read.profile_walk import MAX_SCANNED, present
+from trilha.graph.read.profile_texts import present
+from trilha.graph.read.profile_walk import MAX_SCANNED
 from trilha.graph.read.validation import MAX_LIMIT, bounded
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import Visibility

@@ -155,6 +155,18 @@ def anchors(label: str, filters: Sequence[str], vis: Visibility) -> str:
     )
 
 
+def anchor_ids(label: str, filters: Sequence[str], vis: Visibility) -> str:
+    """The ids of the ``label`` nodes in ``$f_ids`` (looked up on the id index) that ``vis``
+    sees and that pass ``filters`` (``'terms'`` aside: the ids were chosen by it), in
+    :func:`anchors`' order, at most ``$scan``."""
+    conditions = [vis.own("n"), *(FILTERS[f]("n") for f in filters if f != "terms")]
+    return (
+        f"UNWIND $f_ids AS f_k MATCH (n:{check_label(label)} {{id: f_k}}) "
+        f"WHERE {' AND '.join(conditions)} RETURN n.id AS id, "
+        "coalesce(n.updated_at, n.created_at, '') AS recent ORDER BY recent DESC, id LIMIT $scan"
+    )
+
+
 def neighbours(label: str, rel_types: Sequence[str], validity: bool, vis: Visibility) -> str:
     """One hop from the ``label`` nodes in ``$ids`` over ``rel_types`` (either direction) to
     the nodes ``vis`` sees (a shared node next to a seen one is seen: the walk only leaves

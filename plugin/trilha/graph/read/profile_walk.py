@@ -19,7 +19,8 @@ today, valid_to on or after it, expires_at after now) to the anchors and to ever
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -33,6 +34,7 @@ from trilha.graph.read.profile_expand import NodeKey, Walk, WalkSpec, expand, li
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import DEFAULT_WEIGHTS, RankWeights, reason, score
 from trilha.graph.read.profile_results import ProfileHit, ProfileWalkResult
+from trilha.graph.read.profile_texts import AnchorTexts, Candidates, present
 from trilha.graph.read.validation import MAX_LIMIT, bounded
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import SHARED_LABELS, Visibility
@@ -94,16 +96,19 @@ def profile_walk(
     max_links: int = MAX_LINKS,
     weights: RankWeights = DEFAULT_WEIGHTS,
     timeout_s: float | None = None,
+    texts: AnchorTexts | None = None,
 ) -> ProfileWalkResult:
     """The best ``limit`` anchors of ``profile`` passing ``query``'s filters, with the nodes
-    the walk reaches from each (module docstring); only what ``principal`` sees."""
+    the walk reaches from each (module docstring); only what ``principal`` sees. With
+    ``texts``, a scan with terms reads only the nodes whose text holds one (same result)."""
     notes: list[str] = []
     limits = Limits.checked(limit, max_nodes_scanned, max_links, notes)
     labels = anchor_labels(profile, query.labels, notes)
     vis = Visibility.of(principal)
     filters = cypher.query_filters(query, profile.require_validity)
     params = {**vis.params, **cypher.filter_params(query)}
-    found, cut = scan(store, labels, filters, vis, params, limits.scan_share, timeout_s)
+    among = _narrowing(store, texts, labels, params["f_terms"], timeout_s) if query.terms else {}
+    found, cut = scan(store, labels, filters, vis, params, limits.scan_share, timeout_s, among)
     spec = WalkSpec(profile.allowed_rels, profile.max_hops, profile.require_validity, params)
     walked = Walked(found, cut, ("visibility", *filters), notes)
     return finish(
@@ -135,14 +140,21 @@ def scan(
     params: dict[str, Any],
     budget: int,
     timeout_s: float | None,
+    among: Mapping[str, Candidates] | None = None,
 ) -> tuple[list[Anchor], bool]:
     """The anchors of ``labels`` passing ``filters``, label by label, at most ``budget`` in
-    all; True when the budget cut the scan."""
+    all (a label in ``among`` by :func:`_narrowed_scan`); True when the budget cut the scan."""
     found: list[Anchor] = []
     for label in labels:
         left = budget - len(found)
         if left <= 0:
             return found, True
+        narrowed = (among or {}).get(label)
+        if narrowed is not None:
+            found += _narrowed_scan(store, label, filters, vis, params, left, narrowed, timeout_s)
+            if len(found) > budget:
+                return found[:budget], True
+            continue
         rows = store.run(
             cypher.anchors(label, filters, vis), {**params, "scan": left + 1}, timeout_s=timeout_s
         )
@@ -152,9 +164,42 @@ def scan(
     return found, False
 
 
-def present(props: dict[str, Any]) -> dict[str, Any]:
-    """``props`` without the keys whose value is None (properties the node lacks)."""
-    return {k: v for k, v in props.items() if v is not None}
+def _narrowing(
+    store: GraphStore,
+    texts: AnchorTexts | None,
+    labels: Sequence[str],
+    terms: Sequence[str],
+    timeout_s: float | None,
+) -> dict[str, Candidates]:
+    """The nodes of each label whose text holds one of ``terms``, by ``texts`` (a label it
+    cannot narrow is left out: its scan reads every node)."""
+    if texts is None:
+        return {}
+    out = {label: texts.candidates(store, label, terms, timeout_s) for label in labels}
+    return {label: found for label, found in out.items() if found is not None}
+
+
+def _narrowed_scan(
+    store: GraphStore,
+    label: str,
+    filters: Sequence[str],
+    vis: Visibility,
+    params: dict[str, Any],
+    left: int,
+    candidates: Candidates,
+    timeout_s: float | None,
+) -> list[Anchor]:
+    """What :func:`scan` reads of ``label`` (``left + 1`` at most, so a cut shows), with the
+    terms filter answered by ``candidates``: the store keeps those the caller sees that pass
+    the other filters, in the scan's order; their props come with the candidates."""
+    if not candidates.ids:
+        return []
+    rows = store.run(
+        cypher.anchor_ids(label, filters, vis),
+        {**params, "scan": left + 1, "f_ids": candidates.ids},
+        timeout_s=timeout_s,
+    )
+    return [(label, dict(candidates.props[r["id"]])) for r in rows]
 
 
 def finish(
@@ -172,13 +217,14 @@ def finish(
     """Score the anchors, walk from the best ``limits.limit`` with the budget the scan left,
     and report what it read and cut."""
     terms = [fold(t) for t in query.terms]
-    scored = sorted(
+    scored = heapq.nsmallest(  # sorted(...)[:limit], without sorting every anchor
+        limits.limit,
         (
             (score(p, terms, query.today, principal, weights), label, p)
             for label, p in walked.anchors
         ),
         key=lambda x: (-x[0], display_id(x[1], x[2])),
-    )[: limits.limit]
+    )
     roots = [(label, str(p["id"])) for _, label, p in scored]
     left = limits.max_nodes_scanned - len(walked.anchors)
     walk = expand(store, roots, spec, vis, left, timeout_s) if roots else Walk()

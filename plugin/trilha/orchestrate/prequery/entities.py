@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from trilha.access import Principal
 from trilha.graph.model import NODE_SPECS, check_label, display_id, normalise_name
+from trilha.graph.read.profile_memo import GraphMemo, memo_key
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import Visibility
 from trilha.orchestrate.prequery.model import FocusEntity
@@ -84,11 +85,17 @@ class GraphEntityFinder:
     """Finds mentioned graph nodes that ``principal`` (None: anonymous) may see."""
 
     def __init__(
-        self, store: GraphStore, principal: Principal | None, *, timeout_s: float | None = None
+        self,
+        store: GraphStore,
+        principal: Principal | None,
+        *,
+        timeout_s: float | None = None,
+        names: GraphMemo[list[dict[str, Any]]] | None = None,
     ) -> None:
         self.store = store
         self.visibility = Visibility.of(principal)
         self.timeout_s = timeout_s
+        self.names = names
 
     def find(self, text: str) -> list[FocusEntity]:
         """Named and titled nodes mentioned in ``text``, in the order they appear."""
@@ -108,13 +115,34 @@ class GraphEntityFinder:
         return [
             _entity(label, {"id": r["id"], "name": r["name"] or r["id"]})
             for label in NAMED_LABELS
+            if self._has(label)
             for r in self._run(named_lookup(label, self.visibility), keys=keys)
         ]
+
+    def _has(self, label: str) -> bool:
+        """Whether the graph has a ``label`` node (asked once per generation with ``names``;
+        without, assumed: the lookup finds nothing then)."""
+        if self.names is None:
+            return True
+        statement = f"MATCH (n:{check_label(label)}) RETURN n.id AS id LIMIT 1"
+        return bool(
+            self.names.get(memo_key(self.store.name, statement), lambda: self._run(statement))
+        )
+
+    def _titles(self, label: str) -> list[dict[str, Any]]:
+        """The visible ``label`` nodes' ids and captions; from ``names`` when given, keyed by
+        the statement and the visibility parameters (one principal's titles never serve
+        another whose visibility differs)."""
+        statement = titled_nodes(label, self.visibility)
+        if self.names is None:
+            return self._run(statement)
+        key = memo_key(self.store.name, statement, params=self.visibility.params)
+        return self.names.get(key, lambda: self._run(statement))
 
     def _titled(self, folded: str) -> list[FocusEntity]:
         out = []
         for label in TITLED_LABELS:
-            for r in self._run(titled_nodes(label, self.visibility)):
+            for r in self._titles(label):
                 name = str(r["name"])
                 title = _folded(name)
                 if len(title) >= MIN_TITLE and f" {title} " in folded:
