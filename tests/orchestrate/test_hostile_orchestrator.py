@@ -73,3 +73,20 @@ def test_a_principals_file_that_is_a_folder_is_one_trilha_error(bare_ws: Workspa
     principals.mkdir()
     with pytest.raises(TrilhaError, match=r"principals\.yaml: "):
         Orchestrator(bare_ws).retrieve(REQUEST)
+
+
+def test_stored_text_cannot_drive_the_terminal_trilha_context_prints_on(
+    bare_ws: Workspace,
+) -> None:
+    from trilha.cli.render import render_bundle
+
+    orchestrator = Orchestrator(bare_ws)
+    orchestrator.memory.record_turn("ana", "c", "user", "\x1b[2J\x1b]0;pwned\x07tarefas atrasadas")
+    bundle = orchestrator.retrieve({**REQUEST, "depth": "D0"})
+    orchestrator.close()
+    assert [i.text for i in bundle.context_items] == [
+        "user: \x1b[2J\x1b]0;pwned\x07tarefas atrasadas"
+    ]  # the bundle keeps the text as stored; only the terminal rendering escapes it
+    shown = render_bundle(bundle)
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "user: \\x1b[2J\\x1b]0;pwned\\x07tarefas atrasadas" in shown
