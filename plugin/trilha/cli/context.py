@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    """Build and print the bundle."""
+    """Build and print the bundle (its job logged, and mirrored into the graph when there is
+    one, before the workspace closes)."""
     from trilha.cli.render import render_bundle
     from trilha.orchestrate import Orchestrator, RetrievalRequest
 
@@ -45,6 +46,10 @@ def cmd_context(args: argparse.Namespace) -> int:
         max_tokens=args.max_tokens,
     )
     with open_workspace(args) as ws:
-        bundle = Orchestrator(ws).retrieve(request)
+        orchestrator = Orchestrator(ws)
+        try:
+            bundle = orchestrator.retrieve(request)
+        finally:
+            orchestrator.close()  # the job's graph mirror lands before the graph closes
     print(bundle.model_dump_json(indent=2) if args.json else render_bundle(bundle))
     return 0

@@ -36,10 +36,13 @@ def tell_stories(ws: Any, items: int = 6) -> None:
     orchestrator = Orchestrator(ws, clock=lambda: DEMO_NOW)
     orchestrator.memory.import_turns(Path(str(files("trilha.samples") / "memory" / "turns.jsonl")))
     print(f"Seed 004's user stories, through the orchestrator (as of {DEMO_NOW:%Y-%m-%d}):")
-    for story, user, conversation, question, depth in STORIES:
-        request = RetrievalRequest(
-            user_id=user, conversation_id=conversation, raw_query=question, depth=depth
-        )
-        bundle = orchestrator.retrieve(request)
-        print(f"\n{story}\nQ ({user}): {question}")
-        print(render_bundle(bundle, limit=items))
+    try:
+        for story, user, conversation, question, depth in STORIES:
+            request = RetrievalRequest(
+                user_id=user, conversation_id=conversation, raw_query=question, depth=depth
+            )
+            bundle = orchestrator.retrieve(request)
+            print(f"\n{story}\nQ ({user}): {question}")
+            print(render_bundle(bundle, limit=items))
+    finally:
+        orchestrator.close()  # the jobs' graph mirrors land before the workspace closes

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 from trilha.types import Hit, SearchResult
+
+#: Characters a terminal acts on (escape sequences, bells, backspaces): never printed as they are.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def citation_text(hit: Hit) -> str:
@@ -91,9 +95,15 @@ def table_text(rows: dict[str, dict[str, float]], cols: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def printable(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as its escape
+    (``\\x1b``), so that stored text cannot drive the terminal it is printed on."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def render_bundle(bundle: Any, snippet: int = 160, limit: int | None = None) -> str:
     """A ContextBundle for a terminal: plan, items by memory class with citations (at most
-    ``limit`` of them), warnings."""
+    ``limit`` of them), warnings; control characters shown escaped (:func:`printable`)."""
     meta, trace = bundle.cdc_metadata, bundle.trace
     pre = trace.prequery
     lines = [
@@ -115,4 +125,4 @@ def render_bundle(bundle: Any, snippet: int = 160, limit: int | None = None) -> 
         lines.append(f"  (+{len(bundle.context_items) - len(shown)} more items)")
     lines += [f"warning: {w}" for w in trace.warnings]
     lines.append(f"{bundle.tokens_estimated} tokens, {trace.latency_ms:.1f} ms, job {trace.job_id}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))

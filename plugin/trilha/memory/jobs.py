@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from trilha.index.sqlite_store import SQLiteStore
 from trilha.memory.stats import JobStats, job_stats
-from trilha.memory.store import MEMORY_FILE, check_schema
+from trilha.memory.store import MEMORY_FILE, check_schema, opening
 from trilha.memory.turns import check_name, name_problem, stamp
 
 if TYPE_CHECKING:
@@ -99,8 +99,9 @@ class JobLog(SQLiteStore):
     :class:`~trilha.memory.store.MemoryStore` on the same file)."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(Path(path), _SCHEMA)
-        check_schema(self, "jobs_schema", JOBS_SCHEMA)
+        with opening(Path(path)):
+            super().__init__(Path(path), _SCHEMA)
+            check_schema(self, "jobs_schema", JOBS_SCHEMA)
 
     @classmethod
     def in_workspace(cls, folder: Path) -> JobLog:

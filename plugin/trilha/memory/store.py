@@ -15,7 +15,9 @@ named.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,6 +47,19 @@ CREATE INDEX IF NOT EXISTS turns_conversation ON turns(user_id, conversation_id,
 """
 _COLUMNS = "turn_id, user_id, conversation_id, project_id, role, text, created_at"
 _INSERT = f"INSERT OR IGNORE INTO turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+@contextmanager
+def opening(path: Path) -> Iterator[None]:
+    """Opening the memory database at ``path``: SQLite's refusal (not a database, a folder, no
+    permission, a table of another shape) becomes one :class:`WorkspaceError` line."""
+    try:
+        yield
+    except sqlite3.DatabaseError as e:
+        raise WorkspaceError(
+            f"{path}: cannot be opened as trilha's memory database ({e}); move the file aside "
+            "(a new one is made) or restore it from a backup"
+        ) from e
 
 
 def check_schema(store: SQLiteStore, key: str, version: int) -> None:
@@ -82,8 +97,9 @@ class MemoryStore(SQLiteStore):
     def __init__(
         self, path: Path, *, clock: Clock = utc_now, mirror: GraphMemoryMirror | None = None
     ) -> None:
-        super().__init__(Path(path), _SCHEMA)
-        check_schema(self, "turns_schema", TURNS_SCHEMA)
+        with opening(Path(path)):
+            super().__init__(Path(path), _SCHEMA)
+            check_schema(self, "turns_schema", TURNS_SCHEMA)
         self.clock = clock
         self.mirror = mirror
 

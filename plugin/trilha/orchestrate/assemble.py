@@ -67,7 +67,7 @@ def _trace(
         principal=scope_key(ask.principal),
         prequery=ask.pre,
         steps=steps + ran,
-        warnings=[f.warning for f in founds if f.warning],
+        warnings=[flat(f.warning) for f in founds if f.warning],
         limits=Limits(
             max_nodes_scanned=ask.config.max_nodes_scanned,
             max_results=ask.config.max_results,
@@ -80,6 +80,11 @@ def _trace(
         ),
         latency_ms=round(latency_ms, 3),
     )
+
+
+def flat(warning: str) -> str:
+    """``warning`` on one line (a backend's message may span several)."""
+    return " ".join(warning.split())
 
 
 def by_class(fitted: Fitted) -> ByMemoryClass:

@@ -8,6 +8,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from trilha.access import scope_key
+from trilha.errors import WorkspaceError
 from trilha.graph.service import GraphService
 from trilha.memory import JobGraphWriter, JobLog, RetrievalJob
 from trilha.orchestrate.bundle import ContextBundle
@@ -54,12 +55,18 @@ class JobRecorder:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trilha-jobs")
         self._pending: list[Future[None]] = []
         self._lock = threading.Lock()
+        self._closed = False
 
     def record(self, job: RetrievalJob) -> None:
-        """Log ``job`` now; mirror it into the graph soon."""
-        self.jobs.record(job)
-        if self._writer is not None:
-            with self._lock:
+        """Log ``job`` now; mirror it into the graph soon. After :meth:`close`, a
+        :class:`~trilha.errors.WorkspaceError`."""
+        with self._lock:  # so that close() cannot stop the pool between check and submit
+            if self._closed:
+                raise WorkspaceError(
+                    "this orchestrator is closed; make a new Orchestrator(workspace)"
+                )
+            self.jobs.record(job)
+            if self._writer is not None:
                 self._pending = [f for f in self._pending if not f.done()]
                 self._pending.append(self._pool.submit(self._mirror, self._writer, job))
 
@@ -76,6 +83,8 @@ class JobRecorder:
         wait(pending)
 
     def close(self) -> None:
-        """Flush, then stop the background thread."""
+        """Flush, then stop the background thread; later records are refused."""
+        with self._lock:
+            self._closed = True
         self.flush()
         self._pool.shutdown(wait=True)
