@@ -57,6 +57,11 @@ class JobRecorder:
         self._lock = threading.Lock()
         self._closed = False
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
     def record(self, job: RetrievalJob) -> None:
         """Log ``job`` now; mirror it into the graph soon. After :meth:`close`, a
         :class:`~trilha.errors.WorkspaceError`."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE, load_principals
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, WorkspaceError
 from trilha.memory import GraphMemoryMirror, JobLog, MemoryStore
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
@@ -101,6 +101,8 @@ class Orchestrator:
         self, request: RetrievalRequest | Mapping[str, Any]
     ) -> tuple[RetrievalRequest, Ask, list[StepTrace], float]:
         started = time.perf_counter()
+        if self.recorder.closed:
+            raise WorkspaceError("this orchestrator is closed; make a new Orchestrator(workspace)")
         req = request if isinstance(request, RetrievalRequest) else RetrievalRequest.make(**request)
         principal = self.principal_for(req.user_id)
         _check_project(req, principal)
