@@ -90,15 +90,6 @@ class GraphWriter:
     def _write(self, statement: str, rows: Sequence[Any]) -> int:
         return write_rows(self.store, statement, rows, batch_size=self.batch_size)
 
-    def _write_edges(self, statement: str, rows: Sequence[dict[str, Any]]) -> None:
-        """Record edges; over Bolt (ArcadeDB refuses two new edges on one vertex in one
-        statement: "edge list not visible yet"), in rounds where no node appears twice."""
-        if self.store.dialect.name != "cypher":
-            self._write(statement, rows)
-            return
-        for round_ in disjoint_rounds(rows):
-            self._write(statement, round_)
-
     def upsert_units(
         self,
         units: Sequence[TextUnit],
@@ -262,10 +253,21 @@ class GraphWriter:
         for label, rows in nodes.items():
             self._write(cypher.upsert_nodes(label), rows)
         for (rel, sl, tl), rows in edges.items():
-            self._write_edges(cypher.upsert_edges(rel, sl, tl), rows)
+            for part in edge_rounds(self.store, rows):
+                self._write(cypher.upsert_edges(rel, sl, tl), part)
         refresh_summaries(self.store, before | pairs, sorted(chunks), self.batch_size)
         self.refresh_priors(chunks_touched_by(self.store, batch))
         return WriteStats(nodes=sum(map(len, nodes.values())), edges=sum(map(len, edges.values())))
+
+
+def edge_rounds(
+    store: GraphStore, rows: Sequence[dict[str, Any]]
+) -> list[Sequence[dict[str, Any]]]:
+    """Record edges in one go; over Bolt (ArcadeDB refuses two new edges on one vertex in one
+    statement: "edge list not visible yet"), in rounds where no node appears twice."""
+    if store.dialect.name != "cypher":
+        return [rows]
+    return list(disjoint_rounds(rows))
 
 
 def disjoint_rounds(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
