@@ -4,8 +4,8 @@ It stands in for the external model only: the agents, their tools and what the t
 real. A script is a function of the messages the agent sends and the names of the tools it
 offers, returning the assistant's message (text, or :class:`ToolCallBlock` s). Every call is
 kept in :attr:`ScriptedLLM.calls`. The default script, :func:`ask_then_cite`, calls
-``trilha_context`` with the user's question, then answers with each item's first line and its
-source, as the tool's text gave them.
+``trilha_context`` with the user's question, then answers with the first five items (the start
+of each item's first line) and their sources, as the tool's text gave them.
 """
 
 from __future__ import annotations
