@@ -29,7 +29,7 @@ DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 def legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
     ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
     ws.ingest(load_path(SAMPLES))
-    assert ws.ingest_records(RECORDS) == 31
+    assert ws.ingest_records(RECORDS) == 74
     yield ws
     ws.close()
 
