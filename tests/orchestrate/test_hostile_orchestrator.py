@@ -46,12 +46,6 @@ def test_retrieve_after_close_is_a_workspace_error(bare_ws: Workspace) -> None:
         orchestrator.retrieve(REQUEST)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="orchestrator.py calls RetrievalRequest.make(**request), a TypeError for a non-mapping;"
-    " fix: req = RetrievalRequest.of(request) in Orchestrator._prepare",
-)
 @pytest.mark.parametrize("request_value", ["Quais tarefas?", None, ["ana"]])
 def test_a_request_that_is_not_a_mapping_is_a_bad_request(
     bare_ws: Workspace, request_value: object
@@ -61,12 +55,6 @@ def test_a_request_that_is_not_a_mapping_is_a_bad_request(
         orchestrator.retrieve(request_value)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="access/directory.py _read_yaml lets IsADirectoryError/PermissionError through; fix:"
-    " catch OSError there -> BadRequestError(f'{path}: cannot read it ({e.strerror}); ...')",
-)
 def test_a_principals_file_that_is_a_folder_is_one_trilha_error(bare_ws: Workspace) -> None:
     principals = bare_ws.path / "principals.yaml"
     principals.unlink()

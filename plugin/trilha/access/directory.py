@@ -33,6 +33,10 @@ def _read_yaml(path: Path) -> Any:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BadRequestError(f"{path}: no such file") from None
+    except OSError as e:
+        raise BadRequestError(
+            f"{path}: cannot read it ({e.strerror or e}); make it a readable YAML file"
+        ) from None
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

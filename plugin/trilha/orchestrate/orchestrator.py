@@ -60,6 +60,9 @@ class Orchestrator:
         self.config = config or OrchestratorConfig.load(workspace.path)
         self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE, mirror=_mirror(workspace))
         self.jobs = jobs or JobLog(workspace.path / MEMORY_FILE)
+        self._owned = [
+            s for s, given in ((self.memory, memory), (self.jobs, jobs)) if given is None
+        ]
         self.recorder = JobRecorder(self.jobs, workspace.graph)
         self.classifier = classifier if classifier is not None else llm_classifier(workspace)
         self._principals = principals
@@ -73,8 +76,13 @@ class Orchestrator:
         if known is None:
             path = self.workspace.path / PRINCIPALS_FILE
             known = load_principals(path) if path.exists() else {}
+        if not known:
+            raise BadRequestError(
+                f"this workspace has no users: write {self.workspace.path / PRINCIPALS_FILE} "
+                "(see trilha.access.directory) before asking as a user"
+            )
         if user_id not in known:
-            listed = ", ".join(sorted(known)) or "none"
+            listed = ", ".join(sorted(known))
             raise BadRequestError(
                 f"user {user_id!r} is not a known principal of this workspace ({PRINCIPALS_FILE}:"
                 f" {listed}); add them there"
@@ -103,7 +111,7 @@ class Orchestrator:
         started = time.perf_counter()
         if self.recorder.closed:
             raise WorkspaceError("this orchestrator is closed; make a new Orchestrator(workspace)")
-        req = request if isinstance(request, RetrievalRequest) else RetrievalRequest.make(**request)
+        req = RetrievalRequest.of(request)
         principal = self.principal_for(req.user_id)
         _check_project(req, principal)
         config = self.config.for_user(req.user_id)
@@ -163,6 +171,8 @@ class Orchestrator:
         workspace stays open)."""
         self.recorder.close()
         self._pool.shutdown(wait=True)
+        for store in self._owned:  # the SQLite stores it opened itself
+            store.close()
 
 
 def _mirror(workspace: Workspace) -> GraphMemoryMirror | None:
