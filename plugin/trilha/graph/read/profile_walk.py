@@ -34,7 +34,8 @@ from trilha.graph.read.profile_expand import NodeKey, Walk, WalkSpec, expand, li
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_rank import DEFAULT_WEIGHTS, RankWeights, reason, score
 from trilha.graph.read.profile_results import ProfileHit, ProfileWalkResult
-from trilha.graph.read.profile_texts import AnchorTexts, Candidates, present
+from trilha.graph.read.profile_texts import AnchorTexts, Candidates
+from trilha.graph.read.profile_texts import present as present  # re-exported: claims reads it here
 from trilha.graph.read.validation import MAX_LIMIT, bounded
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import SHARED_LABELS, Visibility
