@@ -154,10 +154,8 @@ def run_bench(
     systems: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Benchmark latency on a BEIR folder; writes ``out_path`` (JSON) and returns the dict.
-    ``systems`` keeps only those of :data:`SYSTEMS` (default: all); ``ingest_docs=0`` skips
-    the ingest timing."""
-    start = time.perf_counter()
-    out, settings = Path(out_path), settings or TrilhaSettings()
+    ``systems``: only those of :data:`SYSTEMS`; ``ingest_docs=0``: no ingest timing."""
+    start, out, settings = time.perf_counter(), Path(out_path), settings or TrilhaSettings()
     ds = load_beir(Path(data_dir), split)
     texts = [q.text for q in ds.queries[:queries]]
     folder = Path(workspace_dir) if workspace_dir else default_workspace(out, ds.name)
@@ -173,9 +171,8 @@ def run_bench(
         if reranker is not None:
             result["rerank"] = bench_rerank(ws, str(reranker), texts[:20])
         if scale:
-            result["scale"] = bench_scale(
-                ds, scale, ws.embedder, texts[:scale_queries], settings, progress
-            )
+            sample = texts[:scale_queries]
+            result["scale"] = bench_scale(ds, scale, ws.embedder, sample, settings, progress)
     result["seconds"] = round(time.perf_counter() - start, 1)
     write_json(result, out)
     return result

@@ -217,15 +217,7 @@ def finish(
 ) -> ProfileWalkResult:
     """Score the anchors, walk from the best ``limits.limit`` with the budget the scan left,
     and report what it read and cut."""
-    terms = [fold(t) for t in query.terms]
-    scored = heapq.nsmallest(  # sorted(...)[:limit], without sorting every anchor
-        limits.limit,
-        (
-            (score(p, terms, query.today, principal, weights), label, p)
-            for label, p in walked.anchors
-        ),
-        key=lambda x: (-x[0], display_id(x[1], x[2])),
-    )
+    scored = best(walked.anchors, query, principal, weights, limits.limit)
     roots = [(label, str(p["id"])) for _, label, p in scored]
     left = limits.max_nodes_scanned - len(walked.anchors)
     walk = expand(store, roots, spec, vis, left, timeout_s) if roots else Walk()
@@ -243,6 +235,23 @@ def finish(
         truncated=truncated,
         filters_applied=walked.filters,
         warnings=(*walked.notes, *([cut] if truncated else [])),
+    )
+
+
+def best(
+    anchors: Sequence[Anchor],
+    query: ProfileQuery,
+    principal: Principal | None,
+    weights: RankWeights,
+    limit: int,
+) -> list[tuple[float, str, dict[str, Any]]]:
+    """The ``limit`` best-scored anchors, best first (ties: by display id), as
+    ``sorted(...)[:limit]`` would give them, without sorting every anchor."""
+    terms = [fold(t) for t in query.terms]
+    return heapq.nsmallest(
+        limit,
+        ((score(p, terms, query.today, principal, weights), label, p) for label, p in anchors),
+        key=lambda x: (-x[0], display_id(x[1], x[2])),
     )
 
 
