@@ -78,3 +78,16 @@ def test_stored_text_cannot_drive_the_terminal_trilha_context_prints_on(
     shown = render_bundle(bundle)
     assert "\x1b" not in shown and "\x07" not in shown
     assert "user: \\x1b[2J\\x1b]0;pwned\\x07tarefas atrasadas" in shown
+
+
+def test_principals_are_read_once_and_again_when_the_file_changes(bare_ws: Workspace) -> None:
+    orchestrator = Orchestrator(bare_ws)
+    assert orchestrator.principal_for("ana").org_ids == ["acme"]
+    (bare_ws.path / "principals.yaml").write_text(
+        PRINCIPALS + "  bia:\n    org_ids: [beta, gamma]\n", encoding="utf-8"
+    )
+    assert orchestrator.principal_for("bia").org_ids == ["beta", "gamma"]
+    (bare_ws.path / "principals.yaml").unlink()
+    with pytest.raises(BadRequestError, match="this workspace has no users"):
+        orchestrator.principal_for("ana")
+    orchestrator.close()

@@ -11,6 +11,7 @@ RetrievalJob (REQ-RETR-003/016). It does not answer (REQ-RETR-014): the caller's
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -66,16 +67,15 @@ class Orchestrator:
         self.recorder = JobRecorder(self.jobs, workspace.graph)
         self.classifier = classifier if classifier is not None else llm_classifier(workspace)
         self._principals = principals
+        self._loaded: tuple[tuple[int, int], dict[str, Principal]] | None = None
+        self._directory_lock = threading.Lock()
         self._clock = clock or (lambda: datetime.now(UTC))
         self._caches = GraphCaches.of(workspace.graph)
         self._pool = ThreadPoolExecutor(SOURCE_THREADS, thread_name_prefix="trilha-sources")
 
     def principal_for(self, user_id: str) -> Principal:
         """The principal ``user_id`` has in the workspace's directory; unknown users are refused."""
-        known = self._principals
-        if known is None:
-            path = self.workspace.path / PRINCIPALS_FILE
-            known = load_principals(path) if path.exists() else {}
+        known = self._principals if self._principals is not None else self._directory()
         if not known:
             raise BadRequestError(
                 f"this workspace has no users: write {self.workspace.path / PRINCIPALS_FILE} "
@@ -88,6 +88,19 @@ class Orchestrator:
                 f" {listed}); add them there"
             )
         return known[user_id]
+
+    def _directory(self) -> Mapping[str, Principal]:
+        """The workspace's principals.yaml, read again only when the file changes."""
+        path = self.workspace.path / PRINCIPALS_FILE
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            return {}
+        key = (info.st_mtime_ns, info.st_size)
+        with self._directory_lock:
+            if self._loaded is None or self._loaded[0] != key:
+                self._loaded = (key, load_principals(path))
+            return self._loaded[1]
 
     def retrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
         """The ContextBundle for ``request`` (a request or a mapping of its fields); the plan's
@@ -116,9 +129,8 @@ class Orchestrator:
         _check_project(req, principal)
         config = self.config.for_user(req.user_id)
         finder = self._finder(principal)
-        outcome = prequery(
-            req.raw_query, now=self._clock(), classifier=self.classifier, entities=finder
-        )
+        now = self._clock()  # one instant for the horizon, the walks and the job
+        outcome = prequery(req.raw_query, now=now, classifier=self.classifier, entities=finder)
         steps = [
             StepTrace(step=e.step, latency_ms=e.latency_ms, detail=e.detail) for e in outcome.trace
         ]
@@ -130,7 +142,7 @@ class Orchestrator:
             req.agent_type
         )
         style = agent.answer_style if agent else None
-        ask = Ask(req, principal, pre, plan, config, self._clock(), self.config.profiles, style)
+        ask = Ask(req, principal, pre, plan, config, now, self.config.profiles, style)
         return req, ask, steps, started
 
     def _finder(self, principal: Principal) -> GraphEntityFinder | None:
