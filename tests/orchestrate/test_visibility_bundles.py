@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.access.test_policy import ORGS, PROJECTS, ROLES, USERS, _meta
 from trilha.access import Principal
 from trilha.access.policy import Access, visible
 from trilha.config import DEPTH_LEVELS
@@ -31,10 +32,7 @@ from trilha.workspace import Workspace
 
 from .conftest import NOW
 
-OWNERS = ["ana", "bia", "caio", "davi", "eva"]
-ORGS = ["acme", "beta"]
-PROJECTS = ["atlas", "zeus"]
-ROLES = ["board", "it", "finance"]
+OWNERS = USERS
 WORDS = "vpn orçamento incidente tarefa projeto contrato auditoria prazo política remote budget"
 QUESTIONS = [
     "Qual o prazo para reportar um incidente de segurança?",
@@ -49,25 +47,6 @@ QUESTIONS = [
     "What does the policy say about remote work?",
 ]
 PRINCIPALS = 200
-
-
-def access(rng: np.random.Generator) -> dict[str, Any]:
-    """Random, valid access fields (the ingest paths refuse invalid combinations)."""
-    vis = str(rng.choice(["public", "org", "project", "private", "restricted"]))
-    meta: dict[str, Any] = {
-        "visibility": vis,
-        "sensitivity": int(rng.integers(0, 4)),
-        "hierarchy_level": int(rng.integers(0, 4)),
-    }
-    if vis == "private" or rng.random() < 0.5:
-        meta["owner_id"] = str(rng.choice(OWNERS))
-    if vis == "org" or rng.random() < 0.3:
-        meta["org_id"] = str(rng.choice(ORGS))
-    if vis == "project" or rng.random() < 0.3:
-        meta["project_id"] = str(rng.choice(PROJECTS))
-    if vis == "restricted" or rng.random() < 0.2:
-        meta["acl"] = sorted({str(r) for r in rng.choice(ROLES, size=int(rng.integers(1, 3)))})
-    return meta
 
 
 def principal(rng: np.random.Generator, n: int) -> Principal:
@@ -113,7 +92,7 @@ def records(rng: np.random.Generator) -> tuple[list[dict[str, Any]], dict[str, d
 
 
 def _node(label: str, node_id: str, rng: np.random.Generator, **props: Any) -> dict[str, Any]:
-    return {"kind": "node", "label": label, "id": node_id, "props": {**props, **access(rng)}}
+    return {"kind": "node", "label": label, "id": node_id, "props": {**props, **_meta(rng)}}
 
 
 def _edge(rel: str, source: str, target: str) -> dict[str, Any]:
@@ -133,7 +112,7 @@ def world(
             doc_id=f"d{i}",
             text=" ".join(rng.choice(words, size=12)) + f" nota {i}",
             source_type="text",
-            meta={**access(rng), "lang": "pt"},
+            meta={**_meta(rng), "lang": "pt"},
         )
         for i in range(60)
     ]
