@@ -11,7 +11,7 @@ and group on. Jobs are personal like turns: :meth:`JobLog.recent` returns the ca
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from trilha.index.sqlite_store import SQLiteStore
 from trilha.memory.stats import JobStats, job_stats
 from trilha.memory.store import MEMORY_FILE, check_schema, opening
-from trilha.memory.turns import check_name, name_problem, stamp
+from trilha.memory.turns import aware_utc, check_name, name_problem, stamp
 
 if TYPE_CHECKING:
     from trilha.memory.graph import JobGraphWriter
@@ -86,12 +86,7 @@ class RetrievalJob(BaseModel):
             raise ValueError(f"{v!r} is not one of D0, D1, D2, D3, D4")
         return v
 
-    @field_validator("created_at")
-    @classmethod
-    def _utc(cls, v: datetime) -> datetime:
-        if v.tzinfo is None or v.utcoffset() is None:
-            raise ValueError(f"{v.isoformat()} has no time zone; give an aware datetime")
-        return v.astimezone(UTC)
+    _utc = field_validator("created_at")(aware_utc)
 
 
 class JobLog(SQLiteStore):

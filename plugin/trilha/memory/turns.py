@@ -49,14 +49,20 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def as_utc(value: datetime, what: str = "created_at") -> datetime:
-    """``value`` in UTC; a naive time is refused with :class:`BadRequestError` naming ``what``
-    (its zone would be a guess)."""
+def aware_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive time is a ``ValueError`` (its zone would be a guess). The
+    ``created_at`` check of turns and jobs."""
     if value.tzinfo is None or value.utcoffset() is None:
-        raise BadRequestError(
-            f"{what} {value.isoformat()} has no time zone; write it as 2025-06-02T09:15:00Z"
-        )
+        raise ValueError(f"{value.isoformat()} has no time zone; write it as 2025-06-02T09:15:00Z")
     return value.astimezone(UTC)
+
+
+def as_utc(value: datetime, what: str = "created_at") -> datetime:
+    """:func:`aware_utc`, refusing with a :class:`BadRequestError` naming ``what``."""
+    try:
+        return aware_utc(value)
+    except ValueError as e:
+        raise BadRequestError(f"{what} {e}") from None
 
 
 def stamp(value: datetime) -> str:
@@ -99,12 +105,7 @@ class Turn(BaseModel):
             raise ValueError("holds a NUL character; remove it")
         return v
 
-    @field_validator("created_at")
-    @classmethod
-    def _utc(cls, v: datetime) -> datetime:
-        if v.tzinfo is None or v.utcoffset() is None:
-            raise ValueError(f"{v.isoformat()} has no time zone; write it as 2025-06-02T09:15:00Z")
-        return v.astimezone(UTC)
+    _utc = field_validator("created_at")(aware_utc)
 
 
 def make_turn(data: dict[str, Any], clock: Clock) -> Turn:
