@@ -56,7 +56,7 @@ def mixed_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[
 def test_bm25_finds_the_chinese_document_that_contains_the_term(mixed_ws: Workspace) -> None:
     hits = mixed_ws.search("图数据库", top_k=3, sides=("bm25",), kg=False).hits
     assert hits[0].unit.doc_id == "zh/guide/graph-db"
-    assert hits[0].unit.lang == "en"  # found although ingested without a language
+    assert hits[0].unit.lang == "zh"  # ingested without a language: detected
     assert {h.unit.doc_id for h in hits} <= set(ZH)
     assert mixed_ws.search("向量数据库", top_k=1, sides=("bm25",), kg=False).hits[
         0

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trilha.cli.options import add_workspace_options, open_workspace, say
+from trilha.cli.options import add_lang_option, add_workspace_options, open_workspace, say
 from trilha.errors import BadRequestError
+from trilha.index.language import language_code
 
 
 def add_parser(sub: Any) -> None:
@@ -24,6 +25,7 @@ def add_parser(sub: Any) -> None:
         help="remove a document from every index (repeatable)",
     )
     sp.add_argument("--max-words", type=int, default=180, help="words per unit (default 180)")
+    add_lang_option(sp, "documents")
     sp.add_argument(
         "--records",
         action="append",
@@ -64,6 +66,8 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise BadRequestError(
             "nothing to do: give files or folders to ingest, --delete or --records"
         )
+    if args.lang is not None:
+        language_code(args.lang)
     for path in [*args.paths, *(args.records or [])]:
         if not Path(path).exists():
             raise BadRequestError(f"{path} does not exist; check the path")
@@ -80,7 +84,10 @@ def _delete(args: argparse.Namespace, ws: Any, doc_id: str) -> None:
 def _ingest_path(args: argparse.Namespace, ws: Any, path: str) -> int:
     """Ingest one file or folder and report it; the number of refused files."""
     report = ws.ingest(
-        ws.load(path), progress=not (args.quiet or args.json), max_words=args.max_words
+        ws.load(path),
+        progress=not (args.quiet or args.json),
+        max_words=args.max_words,
+        lang=args.lang,
     )
     if args.json:
         print(json.dumps({"path": path, **report.summary()}, ensure_ascii=False))

@@ -20,6 +20,15 @@ def add_workspace_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
+def add_lang_option(sp: argparse.ArgumentParser, what: str) -> None:
+    """``--lang``: the language of ``what`` that set none (default: detected from the text)."""
+    sp.add_argument(
+        "--lang",
+        metavar="CODE",
+        help=f"language of {what} that set none, e.g. pt (default: detected from the text)",
+    )
+
+
 def add_principal_options(sp: argparse.ArgumentParser) -> None:
     """``--user`` and ``--as-principal``: who asks."""
     group = sp.add_argument_group("who asks (default: anonymous, who sees public items only)")

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filters import fold_case
+from trilha.index.language import detect_language
 from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
 from trilha.types import TextUnit
 
@@ -187,10 +188,14 @@ def chunk_document(
     doc: SourceDocument, max_words: int = 180, defaults: Mapping[str, Any] | None = None
 ) -> list[TextUnit]:
     """TextUnits of a document, with ids ``<doc_id>#<ordinal>``. ``defaults`` give unit fields
-    (the workspace's access defaults) that the document's own metadata overrides."""
+    (the workspace's access defaults, the language an ingest forces) that the document's own
+    metadata overrides; a document whose language neither sets is detected
+    (:func:`~trilha.index.language.detect_language`; ``'en'`` when unsure)."""
     if max_words < 20:
         raise BadRequestError("max_words must be at least 20")
     known, extra = _unit_fields(doc, defaults or {})
+    if not known.get("lang"):  # neither the document nor the ingest says: detect it
+        known["lang"] = detect_language(f"{known.get('title') or ''}\n{doc.text}") or "en"
     base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
     try:  # the metadata is checked once, even for a document with no text
         TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)

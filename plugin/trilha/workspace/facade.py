@@ -30,6 +30,7 @@ from trilha.errors import BadRequestError, WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.service import GraphService
 from trilha.index.filters import FilterExpr
+from trilha.index.language import language_code
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
@@ -166,11 +167,20 @@ class Workspace:
 
     # -- writing --------------------------------------------------------------------------------
     def ingest(
-        self, documents: Iterable[Loaded], progress: bool = False, max_words: int = 180
+        self,
+        documents: Iterable[Loaded],
+        progress: bool = False,
+        max_words: int = 180,
+        lang: str | None = None,
     ) -> IngestReport:
         """Index documents; unchanged ones are skipped, changed ones replaced, bad ones refused
-        (listed in ``report.refused``); graph trouble is listed in ``report.errors``."""
-        defaults = self.settings.access_defaults()
+        (listed in ``report.refused``); graph trouble is listed in ``report.errors``.
+
+        A document without a ``lang`` field is in ``lang`` when given, else in the language
+        detected from its text (:func:`~trilha.index.language.detect_language`)."""
+        defaults: dict[str, Any] = dict(self.settings.access_defaults())
+        if lang is not None:
+            defaults["lang"] = language_code(lang)
         try:
             return writes.ingest(self._parts, documents, defaults, progress, max_words)
         finally:
@@ -181,10 +191,14 @@ class Workspace:
         return load_path(Path(path), exclude=[self.path])
 
     def ingest_path(
-        self, path: str | Path, progress: bool = False, max_words: int = 180
+        self,
+        path: str | Path,
+        progress: bool = False,
+        max_words: int = 180,
+        lang: str | None = None,
     ) -> IngestReport:
-        """Index every .md, .txt and .jsonl file under ``path``."""
-        return self.ingest(self.load(path), progress=progress, max_words=max_words)
+        """Index every .md, .txt and .jsonl file under ``path`` (``lang``: as in :meth:`ingest`)."""
+        return self.ingest(self.load(path), progress=progress, max_words=max_words, lang=lang)
 
     def ingest_records(self, path: str | Path) -> int:
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many. A bad
