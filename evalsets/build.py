@@ -16,6 +16,7 @@ from pathlib import Path
 
 from evalset import EvalSet, assemble, write_beir
 from squad_style import read_restructured, read_squad
+from statutes import read_statutes
 
 Built = tuple[EvalSet, list[Path]]
 
@@ -49,10 +50,17 @@ def build_faquad(source: Path) -> Built:
     return assemble("faquad", passages, questions), files
 
 
+def build_statutes_adm(source: Path) -> Built:
+    """Administrative statutes with exam items: item -> the article it was asked about."""
+    passages, questions, files = read_statutes(source)
+    return assemble("statutes-adm", passages, questions), files
+
+
 BUILDERS: dict[str, Callable[[Path], Built]] = {
     "squad-pt": build_squad_pt,
     "cmrc2018": build_cmrc2018,
     "faquad": build_faquad,
+    "statutes-adm": build_statutes_adm,
 }
 
 
