@@ -11,10 +11,11 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
+from ementas import read_ementas
 from evalset import EvalSet, assemble, write_beir
+from pira import read_pira
 from squad_style import read_restructured, read_squad
 from statutes import read_statutes
 
@@ -40,13 +41,13 @@ def build_cmrc2018(source: Path) -> Built:
 
 
 def build_faquad(source: Path) -> Built:
-    """FaQuAD (UFMS regulations): question -> its paragraph; the source's train/dev split."""
+    """FaQuAD (UFMS regulations): question -> its paragraph; train.json + dev.json pooled."""
     files = [source / "train.json", source / "dev.json"]
     passages, questions = [], []
-    for path, split in zip(files, ("train", "test"), strict=True):
-        p, q = read_squad(path, split)
+    for path, prefix in zip(files, ("train", "dev"), strict=True):
+        p, q = read_squad(path, prefix)
         passages += p
-        questions += [replace(x, split=split) for x in q]
+        questions += q
     return assemble("faquad", passages, questions), files
 
 
@@ -56,11 +57,26 @@ def build_statutes_adm(source: Path) -> Built:
     return assemble("statutes-adm", passages, questions), files
 
 
+def build_tjal_ementas(source: Path) -> Built:
+    """TJAL ementas: capitalised keyword heading -> the numbered holdings it heads."""
+    path = source / "dataset.zip"
+    passages, questions = read_ementas(path)
+    return assemble("tjal-ementas", passages, questions), [path]
+
+
+def build_pira_pt(source: Path) -> Built:
+    """Pirá 2.0 in Portuguese: question -> its supporting text; the source's split."""
+    passages, questions, files = read_pira(source)
+    return assemble("pira-pt", passages, questions), files
+
+
 BUILDERS: dict[str, Callable[[Path], Built]] = {
     "squad-pt": build_squad_pt,
     "cmrc2018": build_cmrc2018,
     "faquad": build_faquad,
     "statutes-adm": build_statutes_adm,
+    "tjal-ementas": build_tjal_ementas,
+    "pira-pt": build_pira_pt,
 }
 
 
