@@ -1,0 +1,38 @@
+"""Pirá 2.0 (ocean, Brazilian coast, climate): Portuguese question -> its supporting text.
+
+The supporting texts are Scopus abstracts and UN World Ocean Assessment excerpts, in the
+Portuguese machine translation Pirá 2.0 ships (``abstract_translated_pt``); the questions
+are the volunteers' own Portuguese ones (``question_pt_origin``). The source's validation
+file is the train split and its test file the test split (its train file is not in the
+repository snapshot).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from evalset import Passage, Question
+
+FILES = {"validation.csv": "train", "test.csv": "test"}
+
+
+def read_pira(folder: Path) -> tuple[list[Passage], list[Question], list[Path]]:
+    """Supporting texts and questions of the validation and test CSV files."""
+    passages: list[Passage] = []
+    questions: list[Question] = []
+    files = [folder / name for name in FILES]
+    for path in files:
+        with path.open(encoding="utf-8", newline="") as fh:
+            for row in csv.DictReader(fh):
+                key = row["abstract_translated_pt"].strip()
+                passages.append(Passage(key=key, title="", text=key))
+                questions.append(
+                    Question(
+                        qid=row["id_qa"],
+                        text=row["question_pt_origin"],
+                        relevant=frozenset({key}),
+                        split=FILES[path.name],
+                    )
+                )
+    return passages, questions, files
