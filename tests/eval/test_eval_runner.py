@@ -191,3 +191,58 @@ def test_rerank_options_need_a_model_and_make_auto_precision_concrete() -> None:
     assert rerank_options(None, "torch", "auto", 256, 0.0) is None
     options = rerank_options(Path("m"), "onnx", "auto", 128, 0.5)
     assert options == RerankOptions("m", "onnx", "fp32", 128, 0.5)
+
+
+def test_systems_split_lang_and_identical_ids(
+    beir_folder: Path, settings: TrilhaSettings, tmp_path: Path
+) -> None:
+    # a train split whose query 'd02' shares its id with a document: BEIR's ArguAna convention
+    (beir_folder / "qrels" / "train.tsv").write_text("query-id\tcorpus-id\tscore\nd02\td03\t1\n")
+    queries = beir_folder / "queries.jsonl"
+    original = queries.read_text()
+    queries.write_text(
+        original + json.dumps({"_id": "d02", "text": "honeybees waggle dance nectar tides"})
+    )
+    try:
+        kwargs = {"workspace_dir": tmp_path / "ws", "progress": False, "settings": settings}
+        kept = run_eval(
+            beir_folder,
+            tmp_path / "a.json",
+            split="train",
+            systems=["bm25"],
+            **kwargs,  # type: ignore[arg-type]
+        )
+        dropped = run_eval(
+            beir_folder,
+            tmp_path / "b.json",
+            split="train",
+            systems=["bm25", "dense"],
+            ignore_identical_ids=True,
+            lang="en",
+            **kwargs,  # type: ignore[arg-type]
+        )
+    finally:
+        queries.write_text(original)
+    assert set(kept["systems"]) == {"bm25"} and set(dropped["systems"]) == {"bm25", "dense"}
+    assert kept["config"]["split"] == "train" and dropped["config"]["lang"] == "en"
+    # the query's own document d02 ranks first, above d03, unless it is ignored
+    assert kept["systems"]["bm25"]["mrr@10"] == 0.5
+    assert dropped["systems"]["bm25"]["mrr@10"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("systems", "message"),
+    [
+        (["bm25", "nope"], "nope is not an eval system"),
+        ([], "nothing is not an eval system"),
+        (["hybrid_weighted_rerank"], "needs a cross-encoder"),
+    ],
+)
+def test_bad_system_names_are_refused_before_any_work(
+    beir_folder: Path, tmp_path: Path, systems: list[str], message: str
+) -> None:
+    from trilha.errors import BadRequestError
+
+    with pytest.raises(BadRequestError, match=message):
+        run_eval(beir_folder, tmp_path / "x.json", systems=systems, progress=False)
+    assert not (tmp_path / ".trilha-eval").exists()

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trilha.cli.options import add_lang_option
 from trilha.cli.render import table_text
 from trilha.errors import BadRequestError
+from trilha.index.language import language_code
 
 
 def add_eval_parser(sub: Any) -> None:
@@ -18,6 +20,18 @@ def add_eval_parser(sub: Any) -> None:
     )
     _add_run_options(sp, data_required=True)
     sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
+    sp.add_argument("--split", default="test", help="qrels split: qrels/SPLIT.tsv (default test)")
+    sp.add_argument(
+        "--systems",
+        metavar="A,B",
+        help="evaluate only these systems (default: all), e.g. bm25,dense,hybrid_weighted",
+    )
+    add_lang_option(sp, "corpus documents")
+    sp.add_argument(
+        "--ignore-identical-ids",
+        action="store_true",
+        help="drop a query's own id from its results (BEIR's convention for ArguAna, Quora)",
+    )
     sp.add_argument(
         "--rerank-backend",
         choices=("torch", "onnx"),
@@ -126,10 +140,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
         Path(args.out),
         workspace_dir=args.workspace_dir,
         reranker=args.reranker,
+        split=args.split,
         max_queries=args.max_queries,
         rerank_backend=args.rerank_backend,
         rerank_precision=args.rerank_precision,
         progress=not args.quiet,
+        systems=args.systems.split(",") if args.systems else None,
+        lang=language_code(args.lang) if args.lang else None,
+        ignore_identical_ids=args.ignore_identical_ids,
     )
     print(table_text(report["systems"], ("ndcg@10", "recall@100", "mrr@10")))
     print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")

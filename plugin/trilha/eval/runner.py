@@ -22,9 +22,17 @@ from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
+from trilha.errors import BadRequestError
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
-from trilha.eval.systems import Ranking, ScoreCache, System, build_systems
+from trilha.eval.systems import (
+    EVAL_SYSTEMS,
+    RERANK_SYSTEMS,
+    Ranking,
+    ScoreCache,
+    System,
+    build_systems,
+)
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
@@ -47,11 +55,50 @@ def rank_scores(ranking: Ranking) -> dict[str, float]:
 
 
 def run_system(
-    system: System, queries: Sequence[BeirQuery], name: str = "", progress: bool = False
+    system: System,
+    queries: Sequence[BeirQuery],
+    name: str = "",
+    progress: bool = False,
+    ignore_identical_ids: bool = False,
 ) -> dict[str, dict[str, float]]:
-    """A trec_eval run of one system over ``queries``."""
+    """A trec_eval run of one system over ``queries``. ``ignore_identical_ids`` drops a query's
+    own id from its ranking (BEIR's convention for ArguAna and Quora, where the query is in the
+    corpus)."""
     bar = tqdm(queries, desc=name, unit="q", disable=not progress)
-    return {q.query_id: rank_scores(system(q.text)) for q in bar}
+    run = {}
+    for q in bar:
+        ranking = system(q.text)
+        if ignore_identical_ids:
+            ranking = [(doc_id, s) for doc_id, s in ranking if doc_id != q.query_id]
+        run[q.query_id] = rank_scores(ranking)
+    return run
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which systems run and how their runs are scored."""
+
+    names: tuple[str, ...] | None = None
+    ignore_identical_ids: bool = False
+
+    @classmethod
+    def of(
+        cls, names: Sequence[str] | None, reranker: object, ignore_identical_ids: bool = False
+    ) -> Selection:
+        """Check ``names`` against :data:`EVAL_SYSTEMS` (the rerank ones need ``reranker``)."""
+        if names is None:
+            return cls(None, ignore_identical_ids)
+        wanted = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+        unknown = [n for n in wanted if n not in EVAL_SYSTEMS]
+        if unknown or not wanted:
+            raise BadRequestError(
+                f"systems: {', '.join(unknown) or 'nothing'} is not an eval system; name some "
+                f"of {', '.join(EVAL_SYSTEMS)}"
+            )
+        needing = [n for n in wanted if n in RERANK_SYSTEMS]
+        if needing and reranker is None:
+            raise BadRequestError(f"{', '.join(needing)} needs a cross-encoder: give --reranker")
+        return cls(wanted, ignore_identical_ids)
 
 
 @dataclass(frozen=True)
@@ -94,8 +141,8 @@ def open_score_cache(ws: Workspace, options: RerankOptions) -> ScoreCache:
     return ScoreCache(ws.path / "rerank-scores.sqlite", reranker, options.cache_key())
 
 
-def _ingest(ws: Workspace, ds: BeirDataset, progress: bool) -> dict[str, Any]:
-    report = ws.ingest(ds.documents(), progress=progress)
+def _ingest(ws: Workspace, ds: BeirDataset, progress: bool, lang: str | None) -> dict[str, Any]:
+    report = ws.ingest(ds.documents(), progress=progress, lang=lang)
     return {
         "docs_seen": report.docs_seen,
         "docs_added": report.docs_added,
@@ -130,13 +177,19 @@ def run_eval(
     rerank_blend: float = 0.0,
     rerank_max_length: int = 256,
     settings: TrilhaSettings | None = None,
+    systems: Sequence[str] | None = None,
+    lang: str | None = None,
+    ignore_identical_ids: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate every system on a BEIR split; writes ``out_path`` (JSON) and its ``.png``.
+    """Evaluate the ``systems`` (default: all) on a BEIR split; writes ``out_path`` (JSON) and
+    its ``.png``.
 
     ``hybrid_weighted_rerank`` runs only with a ``reranker`` (model id or local folder); its
-    ``rerank_*`` options are those of :class:`RerankOptions`.
+    ``rerank_*`` options are those of :class:`RerankOptions`. ``lang`` is the corpus's language
+    (default: detected per document); ``ignore_identical_ids`` as in :func:`run_system`.
     """
     start = time.perf_counter()
+    selection = Selection.of(systems, reranker, ignore_identical_ids)
     ds = load_beir(Path(data_dir), split)
     queries = ds.queries[:max_queries] if max_queries else ds.queries
     folder = Path(workspace_dir) if workspace_dir else default_workspace(Path(out_path), ds.name)
@@ -144,13 +197,13 @@ def run_eval(
         reranker, rerank_backend, rerank_precision, rerank_max_length, rerank_blend
     )
     with Workspace.open(folder, settings) as ws:
-        ingest = _ingest(ws, ds, progress)
-        metrics, seconds, rerank = _score_systems(ws, queries, ds, options, progress)
+        ingest = _ingest(ws, ds, progress, lang)
+        metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
     result: dict[str, Any] = {
         "dataset": ds.name,
         "n_queries": len(queries),
         "systems": metrics,
-        "config": _config(split, folder, rerank),
+        "config": {**_config(split, folder, rerank), **_selection_config(selection, lang)},
         "ingest": ingest,
         "seconds": {"systems": seconds, "total": round(time.perf_counter() - start, 2)},
     }
@@ -184,11 +237,16 @@ def _config(split: str, folder: Path, rerank: dict[str, Any] | None) -> dict[str
     }
 
 
+def _selection_config(selection: Selection, lang: str | None) -> dict[str, Any]:
+    return {"lang": lang or "detected", "ignore_identical_ids": selection.ignore_identical_ids}
+
+
 def _score_systems(
     ws: Workspace,
     queries: Sequence[BeirQuery],
     ds: BeirDataset,
     options: RerankOptions | None,
+    selection: Selection,
     progress: bool,
 ) -> tuple[dict[str, dict[str, float]], dict[str, float], dict[str, Any] | None]:
     """Metrics and seconds per system, and the reranker's settings and cache counts."""
@@ -198,9 +256,10 @@ def _score_systems(
     with ExitStack() as stack:
         cache = None if options is None else stack.enter_context(open_score_cache(ws, options))
         blend = 0.0 if options is None else options.blend
-        for name, system in build_systems(ws, top_k=100, scorer=cache, blend=blend).items():
+        systems = build_systems(ws, 100, cache, blend, selection.names)
+        for name, system in systems.items():
             t0 = time.perf_counter()
-            run = run_system(system, queries, name, progress)
+            run = run_system(system, queries, name, progress, selection.ignore_identical_ids)
             seconds[name] = round(time.perf_counter() - t0, 2)
             metrics[name] = {k: round(v, 4) for k, v in evaluate(qrels, run).items()}
             log.info("%s: %s", name, metrics[name])

@@ -14,6 +14,7 @@ import hashlib
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -212,17 +213,30 @@ def llamaindex_fusion(ws: Workspace, top_k: int = 100) -> System:
     return run
 
 
+#: Systems that need a cross-encoder (``trilha eval --reranker``).
+RERANK_SYSTEMS = ("hybrid_weighted_rerank", "hybrid_weighted_kg_rerank")
+#: Every system ``trilha eval`` knows, in report order.
+EVAL_SYSTEMS = (*SPECS, *RERANK_SYSTEMS, "llamaindex_fusion")
+
+
 def build_systems(
-    ws: Workspace, top_k: int = 100, scorer: PairScorer | None = None, blend: float = 0.0
+    ws: Workspace,
+    top_k: int = 100,
+    scorer: PairScorer | None = None,
+    blend: float = 0.0,
+    names: Sequence[str] | None = None,
 ) -> dict[str, System]:
-    """Every system, in report order; the ``*_rerank`` ones only with a ``scorer``. The ``_kg``
-    systems need the workspace's graph (without one they equal their plain twins and the
-    trace says why)."""
-    systems = {name: workspace_system(ws, spec, top_k) for name, spec in SPECS.items()}
+    """The systems ``names`` (default: all), in report order; the ``*_rerank`` ones only with a
+    ``scorer``. The ``_kg`` systems need the workspace's graph (without one they equal their
+    plain twins and the trace says why)."""
+    wanted = set(EVAL_SYSTEMS if names is None else names)
+    makers: dict[str, Callable[[], System]] = {
+        name: partial(workspace_system, ws, spec, top_k) for name, spec in SPECS.items()
+    }
     if scorer is not None:
-        systems["hybrid_weighted_rerank"] = rerank_system(ws, scorer, top_k, blend)
-        systems["hybrid_weighted_kg_rerank"] = rerank_system(
+        makers["hybrid_weighted_rerank"] = lambda: rerank_system(ws, scorer, top_k, blend)
+        makers["hybrid_weighted_kg_rerank"] = lambda: rerank_system(
             ws, scorer, top_k, blend, base="hybrid_weighted_kg"
         )
-    systems["llamaindex_fusion"] = llamaindex_fusion(ws, top_k)
-    return systems
+    makers["llamaindex_fusion"] = lambda: llamaindex_fusion(ws, top_k)
+    return {name: make() for name, make in makers.items() if name in wanted}
