@@ -69,6 +69,12 @@ class TrilhaSettings(BaseSettings):
     weight_semantic: float = Field(0.4, ge=0, description="Share of the normalised cosine.")
     weight_kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost.")
     rrf_k: int = Field(60, gt=0, description="RRF constant, applied to 1-based ranks.")
+    fusion_by_lang: dict[str, dict[str, str | float | int]] = Field(
+        default_factory=dict,
+        description="Fusion values per query language, e.g. TRILHA_FUSION_BY_LANG="
+        '\'{"pt": {"weight_bm25": 0.7}}\' (keys as in a fusion table: merge, weight_bm25, '
+        "weight_semantic, weight_kg, rrf_k, depth_bm25, depth_semantic).",
+    )
     top_k: int = Field(10, gt=0, description="Results returned by default.")
     candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap (seed 001: 100).")
     doc_penalty: float = Field(

@@ -15,7 +15,19 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from trilha.cli import context, demo, doctor, evaluate, graph, ingest, jobs, prequery, query
+from trilha.cli import (
+    context,
+    demo,
+    doctor,
+    evaluate,
+    graph,
+    info,
+    ingest,
+    jobs,
+    prequery,
+    query,
+    tune,
+)
 from trilha.errors import TrilhaError
 
 
@@ -35,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         graph.add_parser,
         evaluate.add_eval_parser,
         evaluate.add_bench_parser,
+        tune.add_parser,
+        info.add_parser,
         prequery.add_parser,
         context.add_parser,
         jobs.add_parser,

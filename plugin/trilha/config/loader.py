@@ -115,14 +115,15 @@ def _read(file: Traversable, name: str) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise ConfigurationError(f"{name}: is not UTF-8 text") from e
     except yaml.YAMLError as e:
-        raise ConfigurationError(f"{name}: is not valid YAML ({_yaml_problem(e)})") from e
+        raise ConfigurationError(f"{name}: is not valid YAML ({yaml_problem(e)})") from e
     if not isinstance(data, dict):
         kind = "empty" if data is None else f"a {type(data).__name__}"
         raise ConfigurationError(f"{name}: must be a mapping of keys, but it is {kind}")
     return data
 
 
-def _yaml_problem(error: yaml.YAMLError) -> str:
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """One line saying what is wrong with a YAML text, and where."""
     mark = getattr(error, "problem_mark", None)
     problem = getattr(error, "problem", None) or "unreadable"
     return f"{problem}, line {mark.line + 1}" if mark is not None else str(problem)

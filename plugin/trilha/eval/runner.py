@@ -22,17 +22,9 @@ from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
-from trilha.errors import BadRequestError
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
-from trilha.eval.systems import (
-    EVAL_SYSTEMS,
-    RERANK_SYSTEMS,
-    Ranking,
-    ScoreCache,
-    System,
-    build_systems,
-)
+from trilha.eval.systems import Ranking, ScoreCache, Selection, System, build_systems
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
@@ -72,33 +64,6 @@ def run_system(
             ranking = [(doc_id, s) for doc_id, s in ranking if doc_id != q.query_id]
         run[q.query_id] = rank_scores(ranking)
     return run
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which systems run and how their runs are scored."""
-
-    names: tuple[str, ...] | None = None
-    ignore_identical_ids: bool = False
-
-    @classmethod
-    def of(
-        cls, names: Sequence[str] | None, reranker: object, ignore_identical_ids: bool = False
-    ) -> Selection:
-        """Check ``names`` against :data:`EVAL_SYSTEMS` (the rerank ones need ``reranker``)."""
-        if names is None:
-            return cls(None, ignore_identical_ids)
-        wanted = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
-        unknown = [n for n in wanted if n not in EVAL_SYSTEMS]
-        if unknown or not wanted:
-            raise BadRequestError(
-                f"systems: {', '.join(unknown) or 'nothing'} is not an eval system; name some "
-                f"of {', '.join(EVAL_SYSTEMS)}"
-            )
-        needing = [n for n in wanted if n in RERANK_SYSTEMS]
-        if needing and reranker is None:
-            raise BadRequestError(f"{', '.join(needing)} needs a cross-encoder: give --reranker")
-        return cls(wanted, ignore_identical_ids)
 
 
 @dataclass(frozen=True)
@@ -182,12 +147,9 @@ def run_eval(
     ignore_identical_ids: bool = False,
 ) -> dict[str, Any]:
     """Evaluate the ``systems`` (default: all) on a BEIR split; writes ``out_path`` (JSON) and
-    its ``.png``.
-
-    ``hybrid_weighted_rerank`` runs only with a ``reranker`` (model id or local folder); its
-    ``rerank_*`` options are those of :class:`RerankOptions`. ``lang`` is the corpus's language
-    (default: detected per document); ``ignore_identical_ids`` as in :func:`run_system`.
-    """
+    its ``.png``. The ``*_rerank`` systems need a ``reranker`` (model id or folder; ``rerank_*``
+    as in :class:`RerankOptions`); ``lang``: the corpus's (default: detected per document);
+    ``ignore_identical_ids`` as in :func:`run_system`."""
     start = time.perf_counter()
     selection = Selection.of(systems, reranker, ignore_identical_ids)
     ds = load_beir(Path(data_dir), split)
@@ -199,16 +161,30 @@ def run_eval(
     with Workspace.open(folder, settings) as ws:
         ingest = _ingest(ws, ds, progress, lang)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
-    result: dict[str, Any] = {
-        "dataset": ds.name,
-        "n_queries": len(queries),
+    config = _config(split, folder, rerank, selection, lang)
+    result = _assemble(ds.name, len(queries), metrics, config, ingest, seconds, start)
+    write_outputs(result, Path(out_path))
+    return result
+
+
+def _assemble(
+    dataset: str,
+    n_queries: int,
+    metrics: dict[str, dict[str, float]],
+    config: dict[str, Any],
+    ingest: dict[str, Any],
+    seconds: dict[str, float],
+    start: float,
+) -> dict[str, Any]:
+    """The report of a run that began at ``start`` (a perf_counter reading)."""
+    return {
+        "dataset": dataset,
+        "n_queries": n_queries,
         "systems": metrics,
-        "config": {**_config(split, folder, rerank), **_selection_config(selection, lang)},
+        "config": config,
         "ingest": ingest,
         "seconds": {"systems": seconds, "total": round(time.perf_counter() - start, 2)},
     }
-    write_outputs(result, Path(out_path))
-    return result
 
 
 def rerank_options(
@@ -227,18 +203,22 @@ def rerank_options(
     )
 
 
-def _config(split: str, folder: Path, rerank: dict[str, Any] | None) -> dict[str, Any]:
+def _config(
+    split: str,
+    folder: Path,
+    rerank: dict[str, Any] | None,
+    selection: Selection,
+    lang: str | None,
+) -> dict[str, Any]:
     return {
         "split": split,
+        "lang": lang or "detected",
+        "ignore_identical_ids": selection.ignore_identical_ids,
         "top_k": 100,
         "workspace": str(folder),
         "run_scores": "n - rank (each system's own order)",
         "reranker": rerank,
     }
-
-
-def _selection_config(selection: Selection, lang: str | None) -> dict[str, Any]:
-    return {"lang": lang or "detected", "ignore_identical_ids": selection.ignore_identical_ids}
 
 
 def _score_systems(

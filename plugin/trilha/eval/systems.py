@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trilha.errors import BadRequestError
 from trilha.ingest.chunking import index_text
 from trilha.rerank.base import Reranker, apply_scores
 from trilha.types import Hit, SearchResult, Side
@@ -240,3 +241,30 @@ def build_systems(
         )
     makers["llamaindex_fusion"] = lambda: llamaindex_fusion(ws, top_k)
     return {name: make() for name, make in makers.items() if name in wanted}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which systems run and how their runs are scored."""
+
+    names: tuple[str, ...] | None = None
+    ignore_identical_ids: bool = False
+
+    @classmethod
+    def of(
+        cls, names: Sequence[str] | None, reranker: object, ignore_identical_ids: bool = False
+    ) -> Selection:
+        """Check ``names`` against :data:`EVAL_SYSTEMS` (the rerank ones need ``reranker``)."""
+        if names is None:
+            return cls(None, ignore_identical_ids)
+        wanted = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+        unknown = [n for n in wanted if n not in EVAL_SYSTEMS]
+        if unknown or not wanted:
+            raise BadRequestError(
+                f"systems: {', '.join(unknown) or 'nothing'} is not an eval system; name some "
+                f"of {', '.join(EVAL_SYSTEMS)}"
+            )
+        needing = [n for n in wanted if n in RERANK_SYSTEMS]
+        if needing and reranker is None:
+            raise BadRequestError(f"{', '.join(needing)} needs a cross-encoder: give --reranker")
+        return cls(wanted, ignore_identical_ids)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from trilha.errors import BadRequestError
@@ -74,3 +75,18 @@ def language_code(value: str) -> str:
             f"{', '.join(DETECTED)} (optionally with a region, e.g. pt-BR)"
         )
     return code
+
+
+def primary_code(lang: str | None) -> str:
+    """The language without its region: ``'pt-BR'`` -> ``'pt'``; empty -> ``'en'``."""
+    return (lang or "en").split("-")[0].split("_")[0].lower() or "en"
+
+
+def query_language(text: str, langs: Sequence[str]) -> str:
+    """The language a query is searched in, among ``langs`` (an index's languages, most
+    frequent first): the only one, else the detected one when the index holds it, else the
+    most frequent (a short query such as 'dano moral' is often undetectable)."""
+    if len(langs) <= 1:
+        return langs[0] if langs else "en"
+    detected = detect_language(text)
+    return detected if detected is not None and detected in langs else langs[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.index.columns import BoolArray, MetaColumns
+from trilha.index.language import primary_code
 from trilha.index.tokenize import base_lang, tokenize_query
 from trilha.types import TextUnit
 
@@ -32,7 +34,11 @@ class LexicalIndex:
         self.units = tuple(units)  # a snapshot: never changed, replaced whole
         self.row_of = {u.unit_id: i for i, u in enumerate(self.units)}
         self.columns = MetaColumns([u.payload() for u in self.units])
-        self.langs = sorted({base_lang(u.lang) for u in self.units}) or ["en"]
+        counts = Counter(primary_code(u.lang) for u in self.units)
+        #: The units' languages, most frequent first (what a query's language is chosen from).
+        self.unit_langs = [lang for lang, _ in counts.most_common()] or ["en"]
+        #: The analysers of those languages, most frequent first.
+        self.langs = list(dict.fromkeys(base_lang(lang) for lang in self.unit_langs))
         self._bm25 = bm25
 
     @classmethod

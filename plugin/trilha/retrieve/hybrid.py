@@ -64,7 +64,10 @@ class HybridSearcher:
     ) -> dict[Side, Job]:
         if not text.strip():
             raise BadRequestError("the query is empty; pass some text to search for")
-        n = per_side_candidates(params.top_k, params.candidates, params.candidate_cap)
+        n_bm25, n_sem = (
+            per_side_candidates(params.top_k, params.candidates, params.candidate_cap, depth)
+            for depth in (params.depth_bm25, params.depth_semantic)
+        )
         if params.filters is not None:
             check_keys(params.filters, lexical.columns.keys)
         policy = self.policies.get(params.principal)
@@ -74,9 +77,9 @@ class HybridSearcher:
         dense_expr = combine(params.filters) if sees_all else combine(policy.expr, params.filters)
         jobs: dict[Side, Job] = {}
         if "bm25" in params.sides:
-            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n, policy, params.filters)
+            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n_bm25, policy, params.filters)
         if "semantic" in params.sides:
-            jobs["semantic"] = lambda: self._dense_side(text, n, dense_expr, vector)
+            jobs["semantic"] = lambda: self._dense_side(text, n_sem, dense_expr, vector)
         if not jobs:
             raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
         return jobs

@@ -2,9 +2,9 @@
 
 Candidate counts reconcile seeds 001 and 002: seed 002's ``k`` is the pool wanted before
 rerank, split ``k_bm25 = k_vec = ceil(k/2)``; seed 001 has each side fetch ``top_k·3``, at most
-100. Each side fetches ``max(top_k, min(cap, max(3·top_k, ceil(k/2))))`` (cap = 100): the
-larger of the two seeds' asks, capped at 100, but never fewer than ``top_k`` so that ``top_k``
-results come back whenever ``top_k`` units match the filters.
+100. Each side fetches ``max(top_k, min(cap, max(depth·top_k, ceil(k/2))))`` (depth 3 and
+cap 100 unless tuned): the larger of the two seeds' asks, capped, but never fewer than ``top_k``
+so that ``top_k`` results come back whenever ``top_k`` units match the filters.
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ class SearchParams(BaseModel):
     weights: Weights = Field(default_factory=Weights, description="Shares per signal.")
     rrf_k: int = Field(60, gt=0, description="RRF constant (1-based ranks).")
     candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")
+    depth_bm25: int = Field(3, ge=1, description="BM25 fetches depth·top_k (capped).")
+    depth_semantic: int = Field(3, ge=1, description="Dense fetches depth·top_k (capped).")
     doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
+    lang: str | None = Field(None, description="The query's language (picked the fusion).")
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
     kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")
     filters: FilterExpr | None = Field(None, description="Applied inside both indices.")
@@ -40,7 +43,7 @@ class SearchParams(BaseModel):
     )
 
 
-def per_side_candidates(top_k: int, candidates: int | None, cap: int) -> int:
-    """How many candidates each side fetches (module docstring explains the rule)."""
-    want = max(3 * top_k, math.ceil(candidates / 2) if candidates else 0)
+def per_side_candidates(top_k: int, candidates: int | None, cap: int, depth: int = 3) -> int:
+    """How many candidates a side fetches (module docstring explains the rule)."""
+    want = max(depth * top_k, math.ceil(candidates / 2) if candidates else 0)
     return max(top_k, min(cap, want))

@@ -17,41 +17,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 import numpy as np
-import numpy.typing as npt
 
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError, WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.service import GraphService
-from trilha.index.filters import FilterExpr
 from trilha.index.language import language_code
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
 from trilha.rerank.stage import rerank_result
+from trilha.retrieve.fusion_table import FusionTable
 from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
-from trilha.types import SearchResult, TextUnit
+from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
 from trilha.workspace import writes
 from trilha.workspace.compose import compose, load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
 from trilha.workspace.parts import Parts
+from trilha.workspace.units import UnitReads, Vector
 
 log = logging.getLogger(__name__)
 
-Vector = npt.NDArray[np.float32]
 
-
-class Workspace:
+class Workspace(UnitReads):
     """A corpus on disk with its lexical, dense and graph indices.
 
     Its parts, built by :func:`trilha.workspace.compose.compose` and closed by :meth:`close`, are
@@ -73,6 +71,8 @@ class Workspace:
         self.graph_warning: Final = parts.graph_warning
         self.searcher: Final = parts.searcher
         self.booster: Final = parts.booster
+        #: Fusion per query language: shipped profile, ``trilha tune``'s file, settings.
+        self.fusion = FusionTable.of(settings, path)
         self._parts = parts
         self._lock = lock
 
@@ -130,35 +130,6 @@ class Workspace:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-    # -- units ----------------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.searcher.lexical)
-
-    def units(self, unit_ids: Sequence[str]) -> dict[str, TextUnit]:
-        """Units by id."""
-        return self.store.get(unit_ids)
-
-    def all_units(self) -> Sequence[TextUnit]:
-        """Every unit of the current generation, in store order (the searcher's snapshot)."""
-        return self.searcher.lexical.units
-
-    def doc_units(self, doc_id: str) -> list[TextUnit]:
-        """The units of one document, in document order (none when it is not held)."""
-        return self.store.units_of([doc_id])
-
-    def has_doc(self, doc_id: str) -> bool:
-        """Whether the workspace holds document ``doc_id``."""
-        return self.store.doc_hash(doc_id) is not None
-
-    def vectors(self, unit_ids: Sequence[str]) -> dict[str, Vector]:
-        """The stored embeddings of these units (ids without one are left out)."""
-        return self.dense.vectors(list(unit_ids))
-
-    def count_matching(self, filters: FilterExpr | None) -> int:
-        """How many units of the current generation ``filters`` lets through."""
-        mask = None if filters is None else self.searcher.lexical.columns.mask(filters)
-        return len(self) if mask is None else int(np.count_nonzero(mask))
 
     def _refresh(self) -> None:
         """Swap in the lexical snapshot of the store's new generation (one assignment: a search
@@ -223,7 +194,9 @@ class Workspace:
     def plan(self, request: SearchRequest | str, **fields: Any) -> SearchPlan:
         """The concrete search a request (or a query and :class:`SearchRequest` fields) asks
         for, with this workspace's defaults."""
-        return plan(SearchRequest.make(request, **fields), self.settings, self.graph is not None)
+        req = SearchRequest.make(request, **fields)
+        lang, fusion = self.fusion.for_query(req.query, self.searcher.lexical.unit_langs)
+        return plan(req, self.settings, self.graph is not None, fusion, lang)
 
     @property
     def reranker(self) -> Reranker:

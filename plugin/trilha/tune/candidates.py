@@ -1,0 +1,86 @@
+"""Each training query's candidates, scored once on both sides, so that every fusion setting can
+be replayed without searching again.
+
+For a query, the BM25 side's and the dense side's top :data:`POOL` units are kept, and every unit
+of their union gets its real score on both sides (BM25 from the full score vector, the cosine
+from the stored vectors), exactly what :func:`trilha.retrieve.sides.complete` gives a search.
+A side fetching ``n ≤ POOL`` candidates is then its ``n`` best ranks, and the fusion of
+:mod:`trilha.tune.replay` reproduces :func:`trilha.retrieve.merge.merge_sides` (without filters
+or the graph boost, as ``trilha eval``'s ``hybrid_weighted`` and ``hybrid_rrf`` run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from tqdm.auto import tqdm
+
+from trilha.eval.beir import BeirQuery, Qrels
+from trilha.workspace import Workspace
+
+#: Candidates kept per side: the most any side fetches (TRILHA_CANDIDATE_CAP's default).
+POOL = 100
+#: Rank of a unit a side did not return.
+UNRANKED = np.iinfo(np.int32).max
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One query's union of both sides' top :data:`POOL`, with both scores and ranks."""
+
+    query_id: str
+    docs: tuple[str, ...]  # document of each unit of the union
+    units: tuple[str, ...]  # unit ids, for tie-breaks as the searcher breaks them
+    bm25: Floats
+    bm25_rank: Ints  # 1-based; UNRANKED when outside BM25's top POOL (or score 0)
+    semantic: Floats
+    semantic_rank: Ints
+    relevant: dict[str, int]  # qrels of the query: doc id -> grade
+
+
+def _top(scores: Floats, n: int) -> Ints:
+    """Rows of the ``n`` best cosines, best first."""
+    return np.argsort(-scores, kind="stable")[:n]
+
+
+def _ranks(rows: Ints, union: Ints) -> Ints:
+    rank_of = {int(r): i + 1 for i, r in enumerate(rows)}
+    return np.array([rank_of.get(int(r), UNRANKED) for r in union], dtype=np.int64)
+
+
+def collect(
+    ws: Workspace, queries: Sequence[BeirQuery], qrels: Qrels, progress: bool = False
+) -> list[Candidates]:
+    """Score every query of ``queries`` on both sides of ``ws`` (its whole corpus)."""
+    lexical = ws.searcher.lexical
+    units = lexical.units
+    stored = ws.vectors([u.unit_id for u in units])
+    matrix = np.stack([stored[u.unit_id] for u in units]).astype(np.float32)
+    docs = [u.doc_id for u in units]
+    out = []
+    for q in tqdm(queries, desc="score sides", unit="q", disable=not progress):
+        bm25 = lexical.score_all(q.text)
+        bm25 = np.zeros(len(units)) if bm25 is None else bm25
+        cos = matrix @ ws.embedder.encode_queries([q.text])[0]
+        b_rows = np.array([r for r, _ in lexical.top(bm25, POOL)], dtype=np.int64)
+        s_rows = _top(cos.astype(np.float64), POOL)
+        union = np.array(list(dict.fromkeys([*b_rows.tolist(), *s_rows.tolist()])), np.int64)
+        out.append(
+            Candidates(
+                query_id=q.query_id,
+                docs=tuple(docs[r] for r in union),
+                units=tuple(units[r].unit_id for r in union),
+                bm25=bm25[union].astype(np.float64),
+                bm25_rank=_ranks(b_rows, union),
+                semantic=cos[union].astype(np.float64),
+                semantic_rank=_ranks(s_rows, union),
+                relevant=dict(qrels.get(q.query_id, {})),
+            )
+        )
+    return out
