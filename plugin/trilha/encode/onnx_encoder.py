@@ -81,6 +81,11 @@ class OnnxSentenceEncoder:
         pooling = read_json(folder / "1_Pooling", "config.json")
         dim = out_dim if isinstance(out_dim, int) else pooling.get("embedding_dimension")
         self.dimension = int(dim or pooling.get("word_embedding_dimension") or 0)
+        prompts = read_json(folder, "config_sentence_transformers.json").get("prompts") or {}
+        #: The prompts the model's config defines, by name (the caller decides which to apply).
+        self.prompts = (
+            {str(k): str(v) for k, v in prompts.items()} if isinstance(prompts, dict) else {}
+        )
 
     @property
     def max_seq_length(self) -> int:

