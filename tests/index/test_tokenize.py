@@ -51,3 +51,19 @@ def test_han_query_meets_the_document_that_contains_it() -> None:
 
 def test_text_without_han_is_tokenised_as_before() -> None:
     assert tokenize("Neo4j stores graphs", "en") == ["neo4j", "store", "graph"]
+
+
+ENGLISH = (
+    "Running analyses of 1,234 cells showed the proteins were binding to receptors; "
+    "results from 2.5 mg/kg doses are in Section 3.1 of the supplement."
+)
+
+
+def test_english_analysis_is_bm25s_default_analysis() -> None:
+    import bm25s
+    import Stemmer
+
+    expected = bm25s.tokenize(
+        ENGLISH, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False
+    )[0]
+    assert tokenize(ENGLISH, "en") == expected

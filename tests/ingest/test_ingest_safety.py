@@ -291,6 +291,7 @@ def test_stored_tokens_follow_the_tokenizer_version(
 ) -> None:
     import sqlite3
 
+    from trilha.index.tokenize import TOKENIZER_VERSION
     from trilha.ingest.loaders import SourceDocument
 
     doc = SourceDocument(doc_id="zh", text="图数据库可以存储实体和关系。")
@@ -304,4 +305,4 @@ def test_stored_tokens_follow_the_tokenizer_version(
     with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
         hits = ws.search("图数据库", top_k=1, sides=("bm25",)).hits
         assert [h.unit.doc_id for h in hits] == ["zh"]
-        assert ws.store.get_meta("tokenizer") == "2"
+        assert ws.store.get_meta("tokenizer") == TOKENIZER_VERSION

@@ -2,7 +2,10 @@
 
 Tokens follow bm25s' defaults (``(?u)\\b\\w\\w+\\b``, lower-cased, stopwords removed, Snowball
 stemmed), with the stopword list and stemmer of each unit's language. Accents are folded after
-stemming so that 'decisão' and 'decisao' meet.
+stemming so that 'decisão' and 'decisao' meet. Portuguese text and words are first prepared by
+:mod:`trilha.index.portuguese` (numbers such as ``13.709`` kept whole, ``nº`` dropped, ordinals
+unified, ``artigo`` -> ``art``, ``-ões`` plurals made singular); other languages go straight to
+the stemmer.
 
 Runs of Han characters are cut out first and segmented into words (:mod:`trilha.index.han`)
 whatever the language, on the index and the query side alike, so ``图数据库`` meets a document
@@ -21,11 +24,13 @@ import Stemmer
 from bm25s import stopwords as bm25s_stopwords
 
 from trilha.index.han import HAN_RUN, has_han, search_words
+from trilha.index.portuguese import default_preparer
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 #: Bumped whenever :func:`tokenize` changes its output: a workspace whose stored tokens carry
-#: another version re-tokenises them when it opens (1: Snowball per language; 2: Han segmented).
-TOKENIZER_VERSION = "2"
+#: another version re-tokenises them when it opens (1: Snowball per language; 2: Han segmented;
+#: 3: Portuguese numbers, citations and -ão plurals prepared before stemming).
+TOKENIZER_VERSION = "3"
 
 _STEMMER_NAMES = {
     "en": "english",
@@ -67,7 +72,8 @@ def _stemmer(lang: str) -> Any:
 
 @lru_cache(maxsize=16)
 def _stopset(lang: str) -> frozenset[str]:
-    return frozenset(_STOPWORDS[lang])
+    extra = default_preparer().stopwords if lang == "pt" else frozenset()
+    return frozenset(_STOPWORDS[lang]) | extra
 
 
 def tokenize(text: str, lang: str | None = "en") -> list[str]:
@@ -77,7 +83,12 @@ def tokenize(text: str, lang: str | None = "en") -> list[str]:
     stop = _stopset(code)
     han = has_han(text)
     rest = HAN_RUN.sub(" ", text) if han else text
-    words = [w for w in _TOKEN.findall(rest.lower()) if w not in stop]
+    if code == "pt":
+        prepare = default_preparer()
+        found = _TOKEN.findall(prepare.text(rest).lower())
+        words = prepare.words([w for w in found if w not in stop])
+    else:
+        words = [w for w in _TOKEN.findall(rest.lower()) if w not in stop]
     tokens = [_fold(s) for s in _stemmer(code).stemWords(words)]
     return tokens + search_words(text) if han else tokens
 
