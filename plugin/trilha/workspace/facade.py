@@ -45,6 +45,7 @@ from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
 from trilha.workspace.parts import Parts
 from trilha.workspace.units import UnitReads, Vector
+from trilha.workspace.upgrade import recorded_encoder
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class Workspace(UnitReads):
         graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``)."""
         settings = settings or TrilhaSettings()
         root = _workspace_folder(path if path is not None else settings.workspace, create)
+        settings = recorded_encoder(root, settings)  # its own encoder unless one is named
         lock = WorkspaceLock.acquire(root)
         try:
             parts = compose(root, settings, embedder, reranker, extractor, repair=repair)

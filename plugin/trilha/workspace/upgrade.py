@@ -50,6 +50,28 @@ def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> N
         )
 
 
+#: Settings that choose the encoder; when none is given, a workspace opens with its own.
+_ENCODER_SETTINGS = {
+    "embedding_model",
+    "embedding_dimension",
+    "embedding_query_prompt",
+    "embedding_passage_prompt",
+}
+
+
+def recorded_encoder(root: Path, settings: TrilhaSettings) -> TrilhaSettings:
+    """``settings`` with the encoder a workspace was built with, when the settings name none
+    explicitly: a workspace keeps its encoder when trilha's default model changes."""
+    info_file = root / ENCODER_FILE
+    if settings.model_fields_set & _ENCODER_SETTINGS or not info_file.exists():
+        return settings
+    old = json.loads(info_file.read_text())
+    model, dimension = old.get("embedding_model"), old.get("embedding_dimension")
+    if not isinstance(model, str) or " [prompts " in model or not isinstance(dimension, int):
+        return settings  # prompts set by settings: check_encoder says which to give
+    return settings.model_copy(update={"embedding_model": model, "embedding_dimension": dimension})
+
+
 def migrate_store(store: DocStore) -> list[str] | None:
     """Bring the stored units up to the current access rules and tokenizer.
 
