@@ -15,6 +15,7 @@ from trilha.eval.beir import load_beir
 from trilha.eval.metrics import evaluate
 from trilha.eval.runner import rank_scores
 from trilha.eval.systems import SPECS, workspace_system
+from trilha.retrieve.fusion import Weights, peakedness, shaped
 from trilha.retrieve.fusion_table import TUNED_FILE, Fusion, FusionTable
 from trilha.settings import TrilhaSettings
 from trilha.tune.candidates import collect
@@ -70,15 +71,19 @@ def settings() -> TrilhaSettings:
     return TrilhaSettings(graph_backend="none")
 
 
-@pytest.mark.parametrize("name", ["hybrid_weighted", "hybrid_rrf"])
+@pytest.mark.parametrize(
+    ("name", "signal"),
+    [("hybrid_weighted", "none"), ("hybrid_weighted", "peak"), ("hybrid_rrf", "none")],
+)
 def test_replayed_fusion_equals_the_searchers(
     folder: Path,
     tmp_path: Path,
-    settings: TrilhaSettings,
     embedder: SentenceTransformerEmbedder,
     name: str,
+    signal: str,
 ) -> None:
     ds = load_beir(folder, "test")
+    settings = TrilhaSettings(graph_backend="none", fusion_by_lang={"en": {"signal": signal}})
     with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
         ws.ingest(ds.documents(), lang="en")
         system = workspace_system(ws, SPECS[name], 100)
@@ -143,6 +148,16 @@ def test_a_bad_fusion_table_is_one_clear_line(tmp_path: Path, text: str, message
     with pytest.raises(BadRequestError, match=message) as info:
         FusionTable.of(TrilhaSettings(), tmp_path)
     assert "\n" not in str(info.value)
+
+
+def test_peakedness_shifts_the_shares_toward_the_surer_side() -> None:
+    flat = [1.0 - i / 100 for i in range(30)]  # falls off evenly: top ten span 9/29 of it
+    plateau = [1.0] * 10 + [0.1] * 20  # ten alike: no clear winner
+    assert peakedness(flat) == pytest.approx(9 / 29)
+    assert peakedness(plateau) == 0.0 and peakedness(flat[:10]) == 1.0
+    w = shaped(Weights(bm25=0.5, semantic=0.4, kg=0.1), flat, [1.0 - i / 10 for i in range(30)])
+    assert w.bm25 + w.semantic == pytest.approx(0.9) and w.kg == 0.1
+    assert w.bm25 < 0.5  # the dense list falls faster within its top ten
 
 
 def test_folds_cover_every_query_once() -> None:

@@ -8,6 +8,8 @@
 * :func:`rrf_merge` — Reciprocal Rank Fusion, ``Σ w_i / (k + rank_i)`` on 1-based ranks, k=60
   (Cormack, Clarke & Büttcher, SIGIR 2009), weights honoured.
 * :func:`penalise_duplicates` — optional per-document decay for diversity (seed 002).
+* :func:`shaped` — the query-time signal (opt-in, ``signal: peak``): each side's share scaled by
+  how steeply its own scores fall within its top ten.
 """
 
 from __future__ import annotations
@@ -23,6 +25,27 @@ class Weights(BaseModel):
     bm25: float = Field(0.5, ge=0, description="Share of the min-max-scaled BM25 score.")
     semantic: float = Field(0.4, ge=0, description="Share of the min-max-scaled cosine.")
     kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost (0–1).")
+
+
+def peakedness(scores: Sequence[float]) -> float:
+    """How much a side's scores fall within its top ten, against its whole list (best first):
+    ``(s1 − s10) / (s1 − s_last)``, 1 for lists of ten or fewer. A side with a few clear winners
+    is surer of this query than one whose top ten are alike (a plateau gives 0)."""
+    if len(scores) <= 10:
+        return 1.0
+    spread = scores[0] - scores[-1]
+    return float((scores[0] - scores[9]) / spread) if spread > 0 else 1.0
+
+
+def shaped(weights: Weights, bm25: Sequence[float], semantic: Sequence[float]) -> Weights:
+    """``weights`` with the two sides' shares scaled by their :func:`peakedness` for this
+    query (the sum of the two shares, and the graph's share, are kept)."""
+    b = weights.bm25 * peakedness(bm25)
+    s = weights.semantic * peakedness(semantic)
+    both = weights.bm25 + weights.semantic
+    if b + s <= 0:
+        return weights
+    return Weights(bm25=both * b / (b + s), semantic=both * s / (b + s), kg=weights.kg)
 
 
 def minmax(scores: Mapping[str, float]) -> dict[str, float]:

@@ -50,6 +50,9 @@ class Fusion(BaseModel):
     rrf_k: int = Field(60, gt=0, description="RRF constant (1-based ranks).")
     depth_bm25: int = Field(3, ge=1, le=100, description="BM25 fetches depth·top_k (capped).")
     depth_semantic: int = Field(3, ge=1, le=100, description="Dense fetches depth·top_k (capped).")
+    signal: Literal["none", "peak"] = Field(
+        "none", description="'peak': weighted shares scaled per query by each side's peakedness."
+    )
 
     @classmethod
     def of_settings(cls, s: TrilhaSettings) -> Fusion:
@@ -80,6 +83,7 @@ class FusionLayer(BaseModel):
     rrf_k: int | None = Field(None, gt=0)
     depth_bm25: int | None = Field(None, ge=1, le=100)
     depth_semantic: int | None = Field(None, ge=1, le=100)
+    signal: Literal["none", "peak"] | None = None
 
     def values(self) -> dict[str, Any]:
         """The values this layer sets."""

@@ -18,6 +18,7 @@ from trilha.retrieve.fusion import (
     order,
     penalise_duplicates,
     rrf_merge,
+    shaped,
     weighted_merge,
 )
 from trilha.retrieve.params import SearchParams
@@ -70,8 +71,11 @@ def merge_sides(
     if params.merge == "rrf":
         fused = _rrf(bm25, sem, kg, params)
     else:
+        weights = params.weights
+        if params.signal == "peak":
+            weights = shaped(weights, list(bm25.values()), list(sem.values()))
         bm25, sem = complete(sides, bm25, sem, trace)
-        fused = weighted_merge(bm25, sem, params.weights, kg)
+        fused = weighted_merge(bm25, sem, weights, kg)
     best_rank = {
         uid: min(ranks[0].get(uid, _UNRANKED), ranks[1].get(uid, _UNRANKED)) for uid in fused
     }

@@ -33,6 +33,9 @@ class SearchParams(BaseModel):
     depth_bm25: int = Field(3, ge=1, description="BM25 fetches depth·top_k (capped).")
     depth_semantic: int = Field(3, ge=1, description="Dense fetches depth·top_k (capped).")
     doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
+    signal: Literal["none", "peak"] = Field(
+        "none", description="Query-time signal of the weighted merge (fusion.shaped)."
+    )
     lang: str | None = Field(None, description="The query's language (picked the fusion).")
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
     kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")

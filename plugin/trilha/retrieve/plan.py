@@ -57,6 +57,7 @@ def plan(
             candidate_cap=s.candidate_cap,
             depth_bm25=f.depth_bm25,
             depth_semantic=f.depth_semantic,
+            signal=f.signal,
             lang=lang,
             doc_penalty=s.doc_penalty,
             sides=request.sides,

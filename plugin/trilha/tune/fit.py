@@ -4,7 +4,8 @@ Two stages, each a small grid whose every setting is scored on every query once
 (:func:`~trilha.tune.replay.fuse`):
 
 1. at the operating point of ``trilha eval`` (``top_k`` 100): the merge (weighted or RRF), the
-   BM25 : dense share (the graph's share is kept), and RRF's ``k``;
+   BM25 : dense share (the graph's share is kept), RRF's ``k``, and whether the weighted merge
+   uses the query-time signal (:func:`~trilha.retrieve.fusion.shaped`);
 2. at a search's default operating point (``top_k`` 10): each side's depth, with stage 1's
    choice.
 
@@ -46,7 +47,11 @@ def with_share(base: Fusion, share: float, **fields: object) -> Fusion:
 
 def merge_grid(base: Fusion) -> list[Fusion]:
     """Stage 1's settings."""
-    weighted = [with_share(base, s, merge="weighted") for s in WEIGHTED_SHARES]
+    weighted = [
+        with_share(base, s, merge="weighted", signal=signal)
+        for s in WEIGHTED_SHARES
+        for signal in ("none", "peak")
+    ]
     rrf = [with_share(base, s, merge="rrf", rrf_k=k) for s in RRF_SHARES for k in RRF_KS]
     return weighted + rrf
 

@@ -14,8 +14,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
-from trilha.retrieve.fusion import active_weights
+from trilha.retrieve.fusion import active_weights, shaped
 from trilha.retrieve.fusion_table import Fusion
 from trilha.retrieve.params import per_side_candidates
 from trilha.tune.candidates import Candidates, Floats
@@ -26,6 +27,12 @@ def _minmax(values: Floats) -> Floats:
     return np.ones_like(values) if hi == lo else (values - lo) / (hi - lo)
 
 
+def _own(values: Floats, rank: npt.NDArray[np.int64], n: int) -> list[float]:
+    """A side's own list of scores, best first (its ``n`` best ranks)."""
+    inside = np.flatnonzero(rank <= n)
+    return [float(v) for v in values[inside[np.argsort(rank[inside])]]]
+
+
 def fuse(c: Candidates, fusion: Fusion, top_k: int, cap: int = 100) -> list[str]:
     """The documents a hybrid search returns for ``c``'s query, best first."""
     n_b = per_side_candidates(top_k, None, cap, fusion.depth_bm25)
@@ -33,7 +40,12 @@ def fuse(c: Candidates, fusion: Fusion, top_k: int, cap: int = 100) -> list[str]
     in_b, in_s = c.bm25_rank <= n_b, c.semantic_rank <= n_s
     keep = in_b | in_s
     present = [side for side, inside in (("bm25", in_b), ("semantic", in_s)) if inside.any()]
-    w = active_weights(fusion.weights, present)
+    weights = fusion.weights
+    if fusion.signal == "peak" and fusion.merge == "weighted":
+        weights = shaped(
+            weights, _own(c.bm25, c.bm25_rank, n_b), _own(c.semantic, c.semantic_rank, n_s)
+        )
+    w = active_weights(weights, present)
     score = np.zeros(len(c.units))
     sides = (("bm25", in_b, c.bm25_rank, c.bm25), ("semantic", in_s, c.semantic_rank, c.semantic))
     for side, inside, rank, values in sides:

@@ -35,7 +35,7 @@ from trilha.workspace import Workspace
 EVAL_TOP_K = 100
 SEARCH_TOP_K = 10
 #: Fields a stage writes.
-_MERGE_FIELDS = ("merge", "weight_bm25", "weight_semantic", "rrf_k")
+_MERGE_FIELDS = ("merge", "weight_bm25", "weight_semantic", "rrf_k", "signal")
 _DEPTH_FIELDS = ("depth_bm25", "depth_semantic")
 
 
