@@ -40,9 +40,8 @@ DEPTHS = (3, 5, 10)
 def with_share(base: Fusion, share: float, **fields: object) -> Fusion:
     """``base`` with BM25 taking ``share`` of the two sides' weight (their sum is kept)."""
     both = base.weight_bm25 + base.weight_semantic or 1.0
-    return base.model_copy(
-        update={"weight_bm25": both * share, "weight_semantic": both * (1 - share), **fields}
-    )
+    bm25, semantic = round(both * share, 4), round(both * (1 - share), 4)
+    return base.model_copy(update={"weight_bm25": bm25, "weight_semantic": semantic, **fields})
 
 
 def merge_grid(base: Fusion) -> list[Fusion]:
