@@ -118,17 +118,11 @@ def _add_graph_bench_options(sp: argparse.ArgumentParser) -> None:
 def _systems(names: str | None) -> list[str] | None:
     """``--systems``: the names, each one of the bench's systems."""
     from trilha.eval.bench import SYSTEMS
+    from trilha.eval.systems import known_names
 
     if names is None:
         return None
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    unknown = [n for n in wanted if n not in SYSTEMS]
-    if unknown or not wanted:
-        raise BadRequestError(
-            f"--systems: {', '.join(unknown) or 'nothing'} is not a bench system; "
-            f"name some of {', '.join(SYSTEMS)}"
-        )
-    return wanted
+    return list(known_names(names.split(","), SYSTEMS, "--systems: {} is not a bench system"))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

@@ -243,6 +243,17 @@ def build_systems(
     return {name: make() for name, make in makers.items() if name in wanted}
 
 
+def known_names(names: Sequence[str], known: Sequence[str], refusal: str) -> tuple[str, ...]:
+    """``names`` stripped and deduplicated, each one of ``known``; else a one-line error,
+    ``refusal`` with the unknown names (or 'nothing') in its ``{}``, listing ``known``."""
+    wanted = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+    unknown = [n for n in wanted if n not in known]
+    if unknown or not wanted:
+        bad = ", ".join(unknown) or "nothing"
+        raise BadRequestError(f"{refusal.format(bad)}; name some of {', '.join(known)}")
+    return wanted
+
+
 @dataclass(frozen=True)
 class Selection:
     """Which systems run and how their runs are scored."""
@@ -257,13 +268,7 @@ class Selection:
         """Check ``names`` against :data:`EVAL_SYSTEMS` (the rerank ones need ``reranker``)."""
         if names is None:
             return cls(None, ignore_identical_ids)
-        wanted = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
-        unknown = [n for n in wanted if n not in EVAL_SYSTEMS]
-        if unknown or not wanted:
-            raise BadRequestError(
-                f"systems: {', '.join(unknown) or 'nothing'} is not an eval system; name some "
-                f"of {', '.join(EVAL_SYSTEMS)}"
-            )
+        wanted = known_names(names, EVAL_SYSTEMS, "systems: {} is not an eval system")
         needing = [n for n in wanted if n in RERANK_SYSTEMS]
         if needing and reranker is None:
             raise BadRequestError(f"{', '.join(needing)} needs a cross-encoder: give --reranker")

@@ -24,6 +24,7 @@ import Stemmer
 from bm25s import stopwords as bm25s_stopwords
 
 from trilha.index.han import HAN_RUN, has_han, search_words
+from trilha.index.language import primary_code
 from trilha.index.portuguese import default_preparer
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -54,7 +55,7 @@ _STOPWORDS = {
 
 def base_lang(lang: str | None) -> str:
     """'pt-BR' -> 'pt'; unknown or empty -> 'en'."""
-    code = (lang or "en").split("-")[0].split("_")[0].lower()
+    code = primary_code(lang)
     return code if code in _STEMMER_NAMES else "en"
 
 

@@ -38,6 +38,10 @@ SHIPPED_FILE = "fusion.yaml"
 ANY_LANG = "default"
 
 
+#: Fusion values that are also settings (``TRILHA_<NAME>``), under the same name.
+FROM_SETTINGS = ("merge", "weight_bm25", "weight_semantic", "weight_kg", "rrf_k")
+
+
 class Fusion(BaseModel):
     """Every fusion value of one search, resolved."""
 
@@ -57,13 +61,7 @@ class Fusion(BaseModel):
     @classmethod
     def of_settings(cls, s: TrilhaSettings) -> Fusion:
         """The settings' own values (``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K``)."""
-        return cls(
-            merge=s.merge,
-            weight_bm25=s.weight_bm25,
-            weight_semantic=s.weight_semantic,
-            weight_kg=s.weight_kg,
-            rrf_k=s.rrf_k,
-        )
+        return cls(**{name: getattr(s, name) for name in FROM_SETTINGS})
 
     @property
     def weights(self) -> Weights:
@@ -90,20 +88,10 @@ class FusionLayer(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-#: Settings that are fusion values, by the name they have in a :class:`Fusion`.
-_SETTING_OF = {
-    "merge": "merge",
-    "weight_bm25": "weight_bm25",
-    "weight_semantic": "weight_semantic",
-    "weight_kg": "weight_kg",
-    "rrf_k": "rrf_k",
-}
-
-
 def explicit_settings(settings: TrilhaSettings) -> FusionLayer:
     """The fusion values set explicitly (environment or keyword), not left at their default."""
     given = settings.model_fields_set
-    return FusionLayer(**{k: getattr(settings, s) for k, s in _SETTING_OF.items() if s in given})
+    return FusionLayer(**{k: getattr(settings, k) for k in FROM_SETTINGS if k in given})
 
 
 class FusionTable:
@@ -122,7 +110,7 @@ class FusionTable:
         tuned one and the explicit settings."""
         shipped = shipped or Path(str(resources.files(PROFILES_PACKAGE) / SHIPPED_FILE))
         layers: list[tuple[str, Mapping[str, FusionLayer]]] = []
-        if shipped is not None and shipped.exists():
+        if shipped.exists():
             layers.append((f"profile {shipped.name}", read_table(shipped)))
         tuned = workspace / TUNED_FILE
         if tuned.exists():
