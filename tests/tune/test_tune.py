@@ -132,6 +132,9 @@ def test_layers_settings_and_requests(tmp_path: Path) -> None:
     assert (en.merge, en.weight_bm25) == ("weighted", 0.5)
     assert origin["weight_bm25"] == "seed 001 default"
     assert table.languages() == ["pt"]
+    assert table.for_query("Qual o prazo de prescrição?", ["en", "pt"])[0] == "pt"
+    plain = FusionTable.of(TrilhaSettings(), tmp_path / "nowhere")
+    assert plain.for_query("Qual o prazo de prescrição?", ["en", "pt"]) == (None, Fusion())
 
 
 @pytest.mark.parametrize(

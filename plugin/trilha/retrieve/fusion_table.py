@@ -100,6 +100,7 @@ class FusionTable:
 
     def __init__(self, layers: list[tuple[str, Mapping[str, FusionLayer]]]) -> None:
         self.layers = layers
+        self._languages = sorted({k for _, t in layers for k in t if k != ANY_LANG})
         self._resolved: dict[str, Fusion] = {}
 
     @classmethod
@@ -137,9 +138,16 @@ class FusionTable:
                     origin[field] = name if key == ANY_LANG else f"{name} [{key}]"
         return Fusion(**values), origin
 
-    def for_query(self, text: str, langs: Sequence[str]) -> tuple[str, Fusion]:
+    def for_query(self, text: str, langs: Sequence[str]) -> tuple[str | None, Fusion]:
         """The language a query is searched in (:func:`~trilha.index.language.query_language`
-        among an index's ``langs``) and its fusion."""
+        among an index's ``langs``) and its fusion; (None, the fusion of every language) when no
+        layer names a language, so that no query is run through the detector for nothing."""
+        lang = query_language(text, langs) if self._languages else None
+        key = lang or ANY_LANG
+        fusion = self._resolved.get(key)
+        if fusion is None:
+            fusion = self._resolved[key] = self.resolve(key)[0]
+        return lang, fusion
         lang = query_language(text, langs)
         fusion = self._resolved.get(lang)
         if fusion is None:
@@ -148,7 +156,7 @@ class FusionTable:
 
     def languages(self) -> list[str]:
         """Languages some layer names."""
-        return sorted({k for _, t in self.layers for k in t if k != ANY_LANG})
+        return list(self._languages)
 
 
 def read_table(path: Path) -> dict[str, FusionLayer]:

@@ -36,7 +36,9 @@ class SearchParams(BaseModel):
     signal: Literal["none", "peak"] = Field(
         "none", description="Query-time signal of the weighted merge (fusion.shaped)."
     )
-    lang: str | None = Field(None, description="The query's language (picked the fusion).")
+    lang: str | None = Field(
+        None, description="The query's language, when a per-language fusion entry picked it."
+    )
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
     kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")
     filters: FilterExpr | None = Field(None, description="Applied inside both indices.")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.eval.beir import load_beir
+from trilha.index.language import query_language
 from trilha.retrieve.fusion_table import (
     TUNED_FILE,
     Fusion,
@@ -57,7 +58,7 @@ def run_tune(
     with Workspace.open(workspace_dir, settings) as ws:
         ws.ingest(ds.documents(), progress=progress, lang=lang)
         langs = ws.searcher.lexical.unit_langs
-        query_lang = Counter(ws.fusion.for_query(q.text, langs)[0] for q in ds.queries)
+        query_lang = Counter(query_language(q.text, langs) for q in ds.queries)
         key = query_lang.most_common(1)[0][0]
         in_force = ws.fusion.resolve(key)[0]
         queries = collect(ws, ds.queries, ds.qrels, progress)
