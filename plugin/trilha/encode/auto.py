@@ -1,0 +1,117 @@
+"""The default encoder, ``auto``: chosen by the language of the first documents a workspace ingests.
+
+An English corpus gets the packaged all-MiniLM-L6-v2 (fast, and as good as the multilingual
+model in English); any other gets multilingual-e5-small, whose dense side is 0.26-0.41 nDCG@10
+better in Portuguese (README, "Choosing the embedding model"). The choice is made once, on the
+first batch of units written, recorded in the workspace's ``workspace.json`` and kept from then
+on: later documents in another language do not change it (a warning says so), and naming a
+model in the settings (``TRILHA_EMBEDDING_MODEL``) skips the choice altogether.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from trilha.encode.base import Embedder
+from trilha.index.language import primary_code
+from trilha.settings import AUTO_MODEL, PACKAGED_MODEL
+
+log = logging.getLogger(__name__)
+
+__all__ = ["AUTO_MODEL", "AutoEmbedder", "choose_model"]
+
+#: Chosen when at least ``ENGLISH_SHARE`` of the first units are English.
+ENGLISH_MODEL = PACKAGED_MODEL
+#: Chosen otherwise.
+MULTILINGUAL_MODEL = "multilingual-e5-small"
+#: The share of English units at or above which the English model is chosen (a few
+#: misdetected units must not cost an English corpus the faster model).
+ENGLISH_SHARE = 0.95
+#: Both choices make vectors of this size.
+DIMENSION = 384
+
+
+def choose_model(langs: Sequence[str | None]) -> str:
+    """The model ``auto`` picks for units in ``langs`` (a unit without a language counts as
+    English, as the lexical side treats it)."""
+    if not langs:
+        return ENGLISH_MODEL
+    english = sum(primary_code(lang) == "en" for lang in langs)
+    return ENGLISH_MODEL if english >= ENGLISH_SHARE * len(langs) else MULTILINGUAL_MODEL
+
+
+class AutoEmbedder:
+    """An encoder that becomes ``make(choose_model(langs))`` at :meth:`choose`.
+
+    ``record`` is called once with the chosen encoder (the workspace writes it down). Before the
+    choice the workspace holds no vectors, so a query matches nothing whatever its vector: it
+    gets a fixed unit vector and loads no model.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[str], Embedder],
+        record: Callable[[Embedder], None],
+        chosen: Embedder | None = None,
+    ) -> None:
+        self._make = make
+        self._record = record
+        self._chosen = chosen
+        self._lock = threading.Lock()
+
+    @property
+    def chosen(self) -> Embedder | None:
+        """The encoder chosen, or None before the first ingest."""
+        return self._chosen
+
+    @property
+    def model_id(self) -> str:
+        """The chosen encoder's id, or ``auto`` before the choice."""
+        return AUTO_MODEL if self._chosen is None else self._chosen.model_id
+
+    @property
+    def dimension(self) -> int:
+        """Vector size (384 for both choices)."""
+        return DIMENSION
+
+    def choose(self, langs: Sequence[str | None]) -> Embedder:
+        """Choose by the languages of the units about to be encoded (once; later calls only
+        warn when the English model was chosen and these units are not English)."""
+        with self._lock:
+            if self._chosen is None:
+                name = choose_model(langs)
+                counts = Counter(primary_code(lang) for lang in langs).most_common(3)
+                log.info("encoder %s chosen for a corpus in %s", name, counts)
+                self._chosen = self._make(name)
+                self._record(self._chosen)
+            elif self._chosen.model_id == ENGLISH_MODEL and choose_model(langs) != ENGLISH_MODEL:
+                log.warning(
+                    "these documents would have chosen %s, but this workspace encodes with %s "
+                    "(chosen at its first ingest); name a model in TRILHA_EMBEDDING_MODEL and "
+                    "ingest into a new workspace to change it",
+                    choose_model(langs),
+                    self._chosen.model_id,
+                )
+            return self._chosen
+
+    def encode_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Vectors for queries (a fixed unit vector each before the choice)."""
+        if self._chosen is None:
+            out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+            out[:, 0] = 1.0
+            return out
+        return self._chosen.encode_queries(texts)
+
+    def encode_documents(
+        self, texts: Sequence[str], show_progress: bool = False
+    ) -> npt.NDArray[np.float32]:
+        """Vectors for passages; the choice must have been made (:meth:`choose`)."""
+        if self._chosen is None:
+            raise RuntimeError("AutoEmbedder.choose must be called before encoding documents")
+        return self._chosen.encode_documents(texts, show_progress)
