@@ -1,8 +1,8 @@
 """One fusion for a language, fitted across several sets: the study behind a shipped default.
 
 Usage: ``PYTHONPATH=plugin python evalsets/fusion_study.py --sets DIR --workspaces DIR
-[--names a,b,c] [--out FILE]``. Each set ``DIR/NAME`` (BEIR, with train and test qrels) must
-have been evaluated into the workspace ``WORKSPACES/NAME`` (``trilha eval -w``), so that every
+[--names a,b,c] [--prefix P] [--out FILE]``. Each set ``DIR/NAME`` (BEIR, with train and test qrels) must
+have been evaluated into the workspace ``WORKSPACES/PNAME`` (``trilha eval -w``), so that every
 unit is encoded already. Every training and test query is scored once on both sides
 (:func:`trilha.tune.candidates.collect`), and every setting of ``trilha tune``'s merge grid is
 replayed on them at ``trilha eval``'s operating point (top-100, nDCG@10).
@@ -53,12 +53,13 @@ def main() -> None:
     parser.add_argument("--sets", type=Path, required=True)
     parser.add_argument("--workspaces", type=Path, required=True)
     parser.add_argument("--names", default="faquad,pira-pt,tjal-ementas,squad-pt")
+    parser.add_argument("--prefix", default="", help="workspace name = PREFIX + set name")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     names = args.names.split(",")
     default = Fusion()
     grid = [default, *[f for f in merge_grid(default) if f != default]]
-    scores = {n: scores_of(args.sets / n, args.workspaces / n, grid) for n in names}
+    scores = {n: scores_of(args.sets / n, args.workspaces / (args.prefix + n), grid) for n in names}
     train = np.array([scores[n]["train"] for n in names])  # sets x settings
     pooled = int(np.argmax(train.mean(axis=0)))
     rows, report = [], {"pooled": describe(grid[pooled]), "sets": {}}
