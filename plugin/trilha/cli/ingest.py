@@ -51,7 +51,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             refused += _ingest_path(args, ws, path)
         for file in args.records or []:
             say(args, f"{file}: {ws.ingest_records(Path(file))} graph records written")
-        say(args, f"workspace {ws.path}: {len(ws)} units")
+        say(args, f"workspace {ws.path}: {len(ws)} units, encoder {ws.embedder.model_id}")
     if refused and not args.json:
         print(
             f"trilha ingest: {refused} refused (see above); fix them and ingest again",
