@@ -1,9 +1,9 @@
 """One fusion for a language, fitted across several sets: the study behind a shipped default.
 
 Usage: ``PYTHONPATH=plugin python evalsets/fusion_study.py --sets DIR --workspaces DIR
-[--names a,b,c] [--prefix P] [--out FILE]``. Each set ``DIR/NAME`` (BEIR, with train and test qrels) must
-have been evaluated into the workspace ``WORKSPACES/PNAME`` (``trilha eval -w``), so that every
-unit is encoded already. Every training and test query is scored once on both sides
+[--names a,b,c] [--prefix P] [--out FILE]``. Each set ``DIR/NAME`` (BEIR, with train and test
+qrels) must have been evaluated into the workspace ``WORKSPACES/PNAME`` (``trilha eval -w``),
+so that every unit is encoded already. Every training and test query is scored once on both sides
 (:func:`trilha.tune.candidates.collect`), and every setting of ``trilha tune``'s merge grid is
 replayed on them at ``trilha eval``'s operating point (top-100, nDCG@10).
 
