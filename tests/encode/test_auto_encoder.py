@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from trilha.encode.auto import ENGLISH_MODEL, MULTILINGUAL_MODEL, AutoEmbedder, choose_model
+from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
 from trilha.ingest.loaders import SourceDocument
@@ -121,3 +122,37 @@ def test_encoding_documents_before_the_choice_is_a_programming_error() -> None:
     assert auto.encode_queries(["q"]).shape == (1, 384)
     with pytest.raises(RuntimeError, match="choose"):
         auto.encode_documents(["d"])
+
+
+def test_auto_never_overrides_a_record_it_cannot_follow(tmp_path: Path) -> None:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    record = {"embedding_model": "some/model [prompts query='q: ', passage='p: ']"}
+    (folder / ENCODER_FILE).write_text(json.dumps({**record, "embedding_dimension": 768}))
+    with pytest.raises(ConfigurationError, match="was built with"):
+        Workspace.open(folder, _settings())
+    assert json.loads((folder / ENCODER_FILE).read_text())["embedding_dimension"] == 768
+
+
+def test_a_choice_that_could_not_be_written_down_is_made_again(tmp_path: Path) -> None:
+    written: list[str] = []
+    fail = [True]
+
+    def record(chosen: Embedder) -> None:
+        if fail and fail.pop():
+            raise OSError("disk full")
+        written.append(chosen.model_id)
+
+    auto = AutoEmbedder(make=_Fake, record=record)  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="disk full"):
+        auto.choose(["pt"])
+    assert auto.chosen is None and auto.model_id == "auto"
+    auto.choose(["pt"])
+    assert written == [MULTILINGUAL_MODEL] and auto.model_id == MULTILINGUAL_MODEL
+
+
+class _Fake:
+    """Stands in for a model in the choice's bookkeeping only (nothing is encoded)."""
+
+    def __init__(self, name: str) -> None:
+        self.model_id = name

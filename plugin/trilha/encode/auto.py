@@ -88,8 +88,9 @@ class AutoEmbedder:
                 name = choose_model(langs)
                 counts = Counter(primary_code(lang) for lang in langs).most_common(3)
                 log.info("encoder %s chosen for a corpus in %s", name, counts)
-                self._chosen = self._make(name)
-                self._record(self._chosen)
+                chosen = self._make(name)
+                self._record(chosen)  # kept only once written down: a failed write chooses again
+                self._chosen = chosen
             elif self._chosen.model_id == ENGLISH_MODEL and choose_model(langs) != ENGLISH_MODEL:
                 log.warning(
                     "these documents would have chosen %s, but this workspace encodes with %s "

@@ -96,9 +96,9 @@ def open_encoder(root: Path, settings: TrilhaSettings, given: Embedder | None) -
 
 
 def _adopt_older(embedder: Embedder, store: DocStore) -> None:
-    """``auto`` over a store with units but no recorded encoder: an older trilha wrote them,
-    with the packaged MiniLM (its default then), which is what :func:`choose_model` gives for
-    no languages."""
+    """``auto`` over a store with units but no recorded encoder (:func:`open_encoder` refused
+    one with a record it could not follow): an older trilha wrote them, with the packaged MiniLM
+    (its default then), which is what :func:`choose_model` gives for no languages."""
     if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and store.count():
         embedder.choose([])
 

@@ -35,10 +35,12 @@ ENCODER_FILE = "workspace.json"
 
 def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
     """Refuse to open a workspace with another encoder than the one that built it (its vectors
-    would not compare); a new workspace records its encoder (``auto``: once it has chosen)."""
-    if isinstance(embedder, AutoEmbedder) and embedder.chosen is None:
-        return  # recorded by record_encoder when the first ingest chooses
+    would not compare); a new workspace records its encoder (``auto``: once it has chosen). An
+    ``auto`` that has not chosen, over a workspace that has a record, is such a mismatch:
+    :func:`recorded_encoder` gives ``auto`` the recorded model whenever it can."""
     info_file = root / ENCODER_FILE
+    if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and not info_file.exists():
+        return  # a new workspace: recorded by record_encoder when its first ingest chooses
     info = _encoder_info(embedder, settings)
     if not info_file.exists():
         record_encoder(root, embedder, settings)
