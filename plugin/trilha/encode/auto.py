@@ -91,13 +91,16 @@ class AutoEmbedder:
                 chosen = self._make(name)
                 self._record(chosen)  # kept only once written down: a failed write chooses again
                 self._chosen = chosen
-            elif self._chosen.model_id == ENGLISH_MODEL and choose_model(langs) != ENGLISH_MODEL:
+            elif (
+                self._chosen.model_id == ENGLISH_MODEL
+                and (would := choose_model(langs)) != ENGLISH_MODEL
+            ):
                 log.warning(
                     "these documents would have chosen %s, but this workspace encodes with %s "
                     "(chosen at its first ingest); name a model in TRILHA_EMBEDDING_MODEL and "
                     "ingest into a new workspace to change it",
-                    choose_model(langs),
-                    self._chosen.model_id,
+                    would,
+                    ENGLISH_MODEL,
                 )
             return self._chosen
 

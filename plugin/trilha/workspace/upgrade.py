@@ -41,10 +41,10 @@ def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> N
     info_file = root / ENCODER_FILE
     if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and not info_file.exists():
         return  # a new workspace: recorded by record_encoder when its first ingest chooses
-    info = _encoder_info(embedder, settings)
     if not info_file.exists():
         record_encoder(root, embedder, settings)
         return
+    info = _encoder_info(embedder, settings)
     old = json.loads(info_file.read_text())
     if old != info:
         raise ConfigurationError(
