@@ -32,7 +32,7 @@ typecheck: setup
 
 # The coverage gate (>= 85% of the package's lines, pyproject's [tool.coverage]) is part of the run.
 pytest: setup
-	$(BIN)/pytest -q --cov --cov-report=term
+	$(BIN)/pytest -q --cov --cov-report=term --durations=25
 
 test: lint typecheck pytest
 

@@ -55,6 +55,12 @@ class TrilhaSettings(BaseSettings):
     embedding_backend: Literal["onnx", "torch"] = Field(
         "onnx", description="'onnx' (exported locally on first use; fastest on CPU) or 'torch'."
     )
+    embedding_query_precision: Literal["int8", "float32"] = Field(
+        "int8",
+        description="Matrix products of the multilingual-e5 models' queries: 'int8' (about 2x "
+        "faster per query; hybrid nDCG@10 unchanged, dense -0.003 to -0.009 on Portuguese sets) "
+        "or 'float32'. Passages are always encoded in float32, so this can change at any time.",
+    )
     embedding_query_prompt: str | None = Field(
         None,
         description="Text put before every query of a sentence-transformers model (e.g. "

