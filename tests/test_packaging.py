@@ -54,6 +54,7 @@ def test_wheel_contents(wheel: Path) -> None:
         "trilha/profiles/query_profiles.yaml",
         "trilha/profiles/depth_plans.yaml",
         "trilha/profiles/retrieval_config.yaml",
+        "trilha/profiles/expansions.yaml",
         "trilha/agents/knowledge.yaml",
         "trilha/config/loader.py",
         "trilha/py.typed",

@@ -135,10 +135,12 @@ def test_fallback_to_dense_is_recorded(small_ws: Workspace) -> None:
 
 
 def test_async_path_matches_sync(small_ws: Workspace) -> None:
-    sync = small_ws.search("VPN access", top_k=5)
     result = asyncio.run(small_ws.asearch("VPN access", top_k=5))
-    assert _doc_ids(result) == _doc_ids(sync)
-    assert {s.name for s in result.trace.stages} >= {"bm25", "encode", "dense", "merge"}
+    sync = small_ws.search("VPN access", top_k=5)
+    assert _doc_ids(result) == _doc_ids(sync) and sync.trace.cache_hit  # the async path kept it
+    assert {s.name for s in result.trace.stages} >= {"cache", "bm25", "encode", "dense", "merge"}
+    again = asyncio.run(small_ws.asearch("VPN access", top_k=5))
+    assert again.trace.cache_hit and _doc_ids(again) == _doc_ids(sync)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, TrilhaError, one_line
@@ -36,6 +43,11 @@ class SearchRequest(BaseModel):
     weights: Weights | None = Field(None, description="Shares of bm25, semantic and kg.")
     kg: bool | None = Field(None, description="Knowledge-graph boost; None: on with a graph.")
     rerank: bool = Field(False, description="Rerank the pool with the cross-encoder.")
+    expand: bool = Field(
+        False,
+        validation_alias=AliasChoices("expand", "expand_query"),
+        description="Also search up to 3 variants of the query (seed 001's expand_query).",
+    )
     candidates: int | None = Field(
         None, gt=0, description="Pool size before rerank (seed 002's k); default 40 with rerank."
     )

@@ -72,6 +72,30 @@ class TrilhaSettings(BaseSettings):
         "model's own 'passage' or 'document' prompt, '' means none.",
     )
 
+    # Result cache (seed 002, stage 1; trilha.retrieve.cache)
+    result_cache_ttl_s: float = Field(
+        180.0, ge=0, description="Seconds a search's result is kept for the same search (0: off)."
+    )
+    result_cache_entries: int = Field(
+        1024, gt=0, description="Results kept in process (least recently used dropped)."
+    )
+    redis_url: str | None = Field(
+        None,
+        description="Redis URL (e.g. redis://localhost:6379/0): the result cache lives there, "
+        "shared by every process, instead of in process.",
+    )
+
+    # Query expansion (seed 001, stage 2; trilha.retrieve.expand), when a search asks for it
+    expansion_backend: Literal["auto", "offline", "llm"] = Field(
+        "auto",
+        description="'offline' (profiles/expansions.yaml), 'llm' (Groq; needs a key) or 'auto' "
+        "(Groq when a key is set, else offline).",
+    )
+    expansion_max_variants: int = Field(3, ge=0, le=10, description="Variants searched at most.")
+    expansion_timeout_s: float = Field(
+        3.0, gt=0, description="Seconds the LLM may take; past them the query is searched alone."
+    )
+
     # Dense index
     qdrant_mode: Literal["edge", "local", "server"] = Field(
         "edge",
@@ -175,3 +199,9 @@ class TrilhaSettings(BaseSettings):
         if self.weight_bm25 + self.weight_semantic + self.weight_kg <= 0:
             raise ValueError("at least one of TRILHA_WEIGHT_BM25/SEMANTIC/KG must be > 0")
         return self
+
+
+def uncached(settings: TrilhaSettings | None) -> TrilhaSettings:
+    """``settings`` (default: from the environment) with the result cache off: what
+    measurements use, so that a repeated query is searched, not looked up."""
+    return (settings or TrilhaSettings()).model_copy(update={"result_cache_ttl_s": 0.0})

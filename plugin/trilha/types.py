@@ -257,6 +257,12 @@ class Trace(BaseModel):
     fallback: str | None = Field(
         None, description="'bm25_only' or 'dense_only' when one side was empty."
     )
+    cache_hit: bool = Field(
+        False, description="Served from the result cache (its 'cache' stage has the lookup)."
+    )
+    expansion_queries: list[str] = Field(
+        default_factory=list, description="Variants of the query also searched (stage 2)."
+    )
 
     def stage(self, name: str) -> StageTrace | None:
         """The last entry of a stage by name."""

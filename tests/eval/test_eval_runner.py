@@ -43,6 +43,7 @@ SYSTEMS = {
     "hybrid_weighted",
     "hybrid_rrf",
     "hybrid_weighted_kg",
+    "hybrid_weighted_expanded",
     "llamaindex_fusion",
 }
 METRICS = {"ndcg@10", "recall@100", "mrr@10"}

@@ -23,6 +23,11 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("-k", type=int, default=None, help="results (default 10; 12 with --rerank)")
     sp.add_argument("--merge", choices=("weighted", "rrf"), help="merge mode (default weighted)")
     sp.add_argument("--candidates", type=int, help="pool before rerank (seed 002's k, def. 40)")
+    sp.add_argument(
+        "--expand",
+        action="store_true",
+        help="also search up to 3 variants of the query (TRILHA_EXPANSION_BACKEND)",
+    )
     _add_rerank_options(sp)
     _add_filter_options(sp)
     add_principal_options(sp)
@@ -103,6 +108,7 @@ def cmd_query(args: argparse.Namespace) -> int:
             merge=args.merge,
             candidates=args.candidates,
             rerank=args.rerank,
+            expand=args.expand,
             principal=principal_of(args, ws.path),
         )
         if args.json:

@@ -62,6 +62,10 @@ def render_result(result: SearchResult, snippet: int = 220) -> str:
     lines.append(
         f"  trace: merge={t.merge} bm25_hits={t.bm25_hits} ann_hits={t.ann_hits} | {stages}"
     )
+    if t.cache_hit:
+        lines.append("  served from the result cache")
+    if t.expansion_queries:
+        lines.append(f"  also searched: {' | '.join(t.expansion_queries)}")
     for w in t.warnings:
         lines.append(f"  warning: {w}")
     return "\n".join(lines)

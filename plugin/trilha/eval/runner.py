@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
 from trilha.eval.systems import Ranking, ScoreCache, Selection, System, build_systems
-from trilha.settings import TrilhaSettings
+from trilha.settings import TrilhaSettings, uncached
 from trilha.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ def run_eval(
     options = rerank_options(
         reranker, rerank_backend, rerank_precision, rerank_max_length, rerank_blend
     )
-    with Workspace.open(folder, settings) as ws:
+    with Workspace.open(folder, uncached(settings)) as ws:
         ingest = _ingest(ws, ds, progress, lang)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
         encoder = ws.embedder.model_id  # what 'auto' chose, when it was left to choose

@@ -1,7 +1,9 @@
 """The retrieval systems compared on a BEIR set: each maps query text to ranked documents.
 
-trilha's own systems (``bm25``, ``dense``, ``hybrid_weighted``, ``hybrid_rrf`` and
-``hybrid_weighted_rerank``) search one open :class:`~trilha.workspace.Workspace`.
+trilha's own systems (``bm25``, ``dense``, ``hybrid_weighted``, ``hybrid_rrf``,
+``hybrid_weighted_kg``, ``hybrid_weighted_expanded`` — the query's variants from the configured
+expander searched too — and ``hybrid_weighted_rerank``) search one open
+:class:`~trilha.workspace.Workspace`.
 ``llamaindex_fusion`` is LlamaIndex's ``QueryFusionRetriever`` (relative-score fusion of
 ``BM25Retriever`` and a ``VectorStoreIndex`` retriever) over the same units, the same indexed
 text (:func:`~trilha.ingest.chunking.index_text`) and the workspace's stored vectors, so only the
@@ -45,6 +47,7 @@ class SearchSpec:
     sides: tuple[Side, ...]
     merge: str = "weighted"
     kg: bool = False
+    expand: bool = False
 
 
 #: trilha's systems without rerank, in report order.
@@ -54,6 +57,7 @@ SPECS: dict[str, SearchSpec] = {
     "hybrid_weighted": SearchSpec(BOTH, "weighted"),
     "hybrid_rrf": SearchSpec(BOTH, "rrf"),
     "hybrid_weighted_kg": SearchSpec(BOTH, "weighted", kg=True),
+    "hybrid_weighted_expanded": SearchSpec(BOTH, "weighted", expand=True),
 }
 
 
@@ -79,7 +83,9 @@ def searcher(ws: Workspace, spec: SearchSpec, top_k: int) -> Callable[[str], Sea
     """The workspace search a spec describes, with its trace."""
 
     def search(query: str) -> SearchResult:
-        return ws.search(query, top_k=top_k, sides=spec.sides, merge=spec.merge, kg=spec.kg)
+        return ws.search(
+            query, top_k=top_k, sides=spec.sides, merge=spec.merge, kg=spec.kg, expand=spec.expand
+        )
 
     return search
 

@@ -40,6 +40,8 @@ class LexicalIndex:
         #: The analysers of those languages, most frequent first.
         self.langs = list(dict.fromkeys(base_lang(lang) for lang in self.unit_langs))
         self._bm25 = bm25
+        #: The unit store's generation this snapshot reflects (-1: not from a store).
+        self.generation = -1
 
     @classmethod
     def build(

@@ -61,6 +61,19 @@ class SQLiteStore:
         """Bumped on every change of the stored data (:meth:`_bump`)."""
         return int(self.get_meta("generation") or 0)
 
+    @property
+    def graph_generation(self) -> int:
+        """Bumped on every write of graph records or a graph rebuild (:meth:`bump_graph`)."""
+        return int(self.get_meta("graph_generation") or 0)
+
+    def bump_graph(self) -> None:
+        """Count one write to the graph (what the graph boost reads changed)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO meta VALUES ('graph_generation', '1') ON CONFLICT(key) DO UPDATE "
+                "SET value = CAST(value AS INTEGER) + 1"
+            )
+
     def _bump(self) -> None:
         """Count one change (callers hold ``self._lock``, usually inside a transaction)."""
         self._db.execute(

@@ -148,11 +148,6 @@ class FusionTable:
         if fusion is None:
             fusion = self._resolved[key] = self.resolve(key)[0]
         return lang, fusion
-        lang = query_language(text, langs)
-        fusion = self._resolved.get(lang)
-        if fusion is None:
-            fusion = self._resolved[lang] = self.resolve(lang)[0]
-        return lang, fusion
 
     def languages(self) -> list[str]:
         """Languages some layer names."""

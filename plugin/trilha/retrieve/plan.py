@@ -21,12 +21,14 @@ RERANK_POOL = 40
 
 
 class SearchPlan(NamedTuple):
-    """The query, the searcher's parameters, how many hits to keep, and whether to rerank."""
+    """The query, the searcher's parameters, how many hits to keep, whether to rerank, and
+    whether to search variants of the query too."""
 
     query: str
     params: SearchParams
     keep: int
     rerank: bool
+    expand: bool = False
 
 
 def plan(
@@ -67,7 +69,7 @@ def plan(
         )
     except ValidationError as e:
         raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
-    return SearchPlan(request.query, params, keep, request.rerank)
+    return SearchPlan(request.query, params, keep, request.rerank, request.expand)
 
 
 def sizes(request: SearchRequest, s: TrilhaSettings) -> tuple[int, int, int | None]:

@@ -27,7 +27,7 @@ from trilha.retrieve.fusion_table import (
     read_table,
     write_table,
 )
-from trilha.settings import TrilhaSettings
+from trilha.settings import TrilhaSettings, uncached
 from trilha.tune.candidates import collect
 from trilha.tune.fit import StageFit, depth_grid, fit_stage, merge_grid
 from trilha.workspace import Workspace
@@ -55,7 +55,7 @@ def run_tune(
     ``lang`` is the corpus's language (default: detected per document)."""
     start = time.perf_counter()
     ds = load_beir(Path(data_dir), split)
-    with Workspace.open(workspace_dir, settings) as ws:
+    with Workspace.open(workspace_dir, uncached(settings)) as ws:
         ws.ingest(ds.documents(), progress=progress, lang=lang)
         langs = ws.searcher.lexical.unit_langs
         query_lang = Counter(query_language(q.text, langs) for q in ds.queries)

@@ -204,13 +204,13 @@ def load_lexical(store: DocStore, folder: Path, settings: TrilhaSettings) -> Lex
     generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
     rows = list(store.iter_rows())
     units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
-    loaded = LexicalIndex.load(folder, generation, units)
-    if loaded is not None:
-        return loaded
-    index = LexicalIndex.build(
-        units, [tokens.split() for _, _, tokens in rows], k1=settings.bm25_k1, b=settings.bm25_b
-    )
-    index.save(folder, generation)
+    index = LexicalIndex.load(folder, generation, units)
+    if index is None:
+        index = LexicalIndex.build(
+            units, [tokens.split() for _, _, tokens in rows], k1=settings.bm25_k1, b=settings.bm25_b
+        )
+        index.save(folder, generation)
+    index.generation = generation
     return index
 
 

@@ -15,17 +15,14 @@ owns the parts, closes them, and delegates to them.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-import numpy as np
-
 from trilha.encode.base import Embedder
-from trilha.errors import BadRequestError, WorkspaceError
+from trilha.errors import WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.service import GraphService
 from trilha.index.language import language_code
@@ -33,13 +30,14 @@ from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
-from trilha.rerank.stage import rerank_result
+from trilha.retrieve.cache import ResultCache
+from trilha.retrieve.expand import make_expander
 from trilha.retrieve.fusion_table import FusionTable
 from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
-from trilha.workspace import writes
+from trilha.workspace import searching, writes
 from trilha.workspace.compose import compose, load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
@@ -74,6 +72,12 @@ class Workspace(UnitReads):
         self.booster: Final = parts.booster
         #: Fusion per query language: shipped profile, ``trilha tune``'s file, settings.
         self.fusion = FusionTable.of(settings, path)
+        #: Stage 1: results of recent searches (None when TRILHA_RESULT_CACHE_TTL_S is 0).
+        self.cache = ResultCache.of(
+            settings.result_cache_ttl_s, settings.result_cache_entries, settings.redis_url
+        )
+        #: Stage 2: makes a query's variants when a search asks to expand it.
+        self.expander = make_expander(settings)
         self._parts = parts
         self._lock = lock
 
@@ -179,11 +183,17 @@ class Workspace(UnitReads):
         whole file, one error listing the lines (:func:`trilha.workspace.writes.write_records`)."""
         graph, units = self.require_graph(), [u.unit_id for u in self.all_units()]
         docs, defaults = self.store.doc_ids(), self.settings.access_defaults()
-        return writes.write_records(graph, Path(path), docs, units, defaults)
+        try:
+            return writes.write_records(graph, Path(path), docs, units, defaults)
+        finally:
+            self.store.bump_graph()
 
     def rebuild_graph(self) -> int:
         """Write every unit of the unit store into the graph again (idempotent)."""
-        return writes.write_units(self.require_graph(), self.all_units())
+        try:
+            return writes.write_units(self.require_graph(), self.all_units())
+        finally:
+            self.store.bump_graph()
 
     def delete(self, doc_id: str) -> int:
         """Remove a document from every index; returns the number of units removed."""
@@ -206,6 +216,11 @@ class Workspace(UnitReads):
         cross-encoder (TRILHA_RERANKER_MODEL), loaded on first use."""
         return self._parts.reranker.get()
 
+    @property
+    def reranker_identity(self) -> str:
+        """``configured``, or a name of the reranker given (keys cached reranked results)."""
+        return self._parts.reranker.identity
+
     def use_reranker(self, reranker: Reranker | None) -> None:
         """Rerank with ``reranker`` from now on (None: the configured cross-encoder again)."""
         self._parts.reranker.set(reranker)
@@ -215,36 +230,17 @@ class Workspace(UnitReads):
     ) -> SearchResult:
         """Hybrid search for a :class:`~trilha.request.SearchRequest`, or for a query with the
         request's fields as keywords (``top_k``, ``filters``, ``merge``, ``weights``, ``kg``,
-        ``rerank``, ``candidates``, ``sides``, ``principal``). Results are limited to what the
-        principal may see (anonymous when none is given). ``vector`` is the query's embedding,
-        when the caller has it already."""
-        planned = self.plan(request, **fields)
-        _check_vector(vector, self.settings.embedding_dimension, self.embedder.model_id)
-        result = self.searcher.search(planned.query, planned.params, vector)
-        return self._rerank(planned, result) if planned.rerank else result
+        ``rerank``, ``expand``, ``candidates``, ``sides``, ``principal``). Results are limited
+        to what the principal may see (anonymous when none is given). ``vector`` is the query's
+        embedding, when the caller has it already. A search asked again within the result
+        cache's TTL is answered from it (``trace.cache_hit``)."""
+        return searching.search(self, self.plan(request, **fields), vector)
 
     async def asearch(
         self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
-        planned = self.plan(request, **fields)
-        _check_vector(vector, self.settings.embedding_dimension, self.embedder.model_id)
-        result = await self.searcher.asearch(planned.query, planned.params, vector)
-        if not planned.rerank:
-            return result
-        return await asyncio.to_thread(self._rerank, planned, result)  # loading it, too
-
-    def _rerank(self, planned: SearchPlan, result: SearchResult) -> SearchResult:
-        return rerank_result(self.reranker, planned.query, result, planned.keep)
-
-
-def _check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:
-    """A query embedding must be one vector of the workspace's dimension."""
-    if vector is not None and tuple(np.shape(vector)) != (dimension,):
-        raise BadRequestError(
-            f"the query embedding has shape {tuple(np.shape(vector))}, this workspace's encoder "
-            f"makes ({dimension},) vectors ({model_id}); embed the query with the same model"
-        )
+        return await searching.asearch(self, self.plan(request, **fields), vector)
 
 
 def _workspace_folder(path: str | Path, create: bool) -> Path:

@@ -21,6 +21,13 @@ class RerankerSlot:
     def __init__(self, load: Callable[[], Reranker], given: Reranker | None = None) -> None:
         self._load = load
         self._reranker = given
+        self._custom = given
+
+    @property
+    def identity(self) -> str:
+        """``configured`` while the reranker is the configured one, else a name of the instance
+        given (the result cache keys reranked results by it)."""
+        return "configured" if self._custom is None else f"custom:{id(self._custom)}"
 
     def get(self) -> Reranker:
         """The reranker (loading it raises when none is configured)."""
@@ -30,7 +37,7 @@ class RerankerSlot:
 
     def set(self, reranker: Reranker | None) -> None:
         """Use ``reranker`` from now on (None: the configured one again)."""
-        self._reranker = reranker
+        self._reranker = self._custom = reranker
 
 
 @dataclass(frozen=True)

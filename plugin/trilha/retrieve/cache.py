@@ -1,0 +1,167 @@
+"""Stage 1, the result cache (seed 002, F9): a search asked again within the TTL is answered from
+memory, or from Redis shared by several processes (``TRILHA_REDIS_URL``).
+
+The key hashes everything a result depends on: the query (Unicode NFC, whitespace collapsed),
+every resolved search parameter (filters, strategy, weights, sides, graph boost, ``top_k``...),
+rerank and how many it keeps, the caller's whole principal (user, organisations, projects, roles,
+level, clearance: the visibility scope), the workspace, its encoder and its index generation —
+an ingest, a deletion or a graph write moves the generation, so no result outlives the data it
+came from. Two callers share an entry only when every one of those is equal.
+
+A Redis that is down or slow degrades to no cache, with the warning in the result's trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import unicodedata
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
+
+from trilha.graph.read.cache import TTLCache
+from trilha.retrieve.params import SearchParams
+from trilha.types import SearchResult, StageTrace
+
+#: Prefix of every key this cache writes (in Redis, too).
+PREFIX = "trilha:result:"
+#: Seconds a Redis call may take before the cache is skipped for that search.
+REDIS_TIMEOUT_S = 0.25
+
+
+class CacheUnavailable(Exception):
+    """The cache could not be read or written (the search goes on without it)."""
+
+
+class ResultStore(Protocol):
+    """Where cached results live: serialised results by key, each kept for the store's TTL."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+def normalise_query(text: str) -> str:
+    """The query as the key sees it: NFC, runs of whitespace as one space, no outer spaces."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def cache_key(query: str, params: SearchParams, how: tuple[Any, ...], scope: dict[str, Any]) -> str:
+    """The key of one search: ``how`` holds rerank, how many it keeps and expansion; ``scope``
+    the workspace, encoder, generations and reranker."""
+    body = {
+        "query": normalise_query(query),
+        "params": params.model_dump(mode="json", exclude={"principal"}),
+        "principal": params.principal.model_dump(mode="json"),
+        "how": list(how),
+        "scope": scope,
+    }
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    return PREFIX + digest
+
+
+class MemoryStore:
+    """In-process entries, each kept ``ttl_s``; the least recently used go first past
+    ``max_entries`` (the graph reads' :class:`~trilha.graph.read.cache.TTLCache`)."""
+
+    def __init__(
+        self,
+        ttl_s: float = 180.0,
+        max_entries: int = 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._entries: TTLCache[str] = TTLCache(ttl_s, max_entries, clock)
+
+    def get(self, key: str) -> str | None:
+        return self._entries.get(key)
+
+    def put(self, key: str, value: str) -> None:
+        self._entries.put(key, value)
+
+
+class RedisStore:
+    """Entries in a Redis server, each kept ``ttl_s`` (``SET … PX``: Redis expires them)."""
+
+    def __init__(self, url: str, ttl_s: float = 180.0, timeout_s: float = REDIS_TIMEOUT_S) -> None:
+        import redis
+
+        self.url = url
+        self._ttl_ms = max(1, int(ttl_s * 1000))
+        self._errors: tuple[type[Exception], ...] = (redis.RedisError, OSError)
+        self._client = redis.Redis.from_url(
+            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s
+        )
+
+    def get(self, key: str) -> str | None:
+        try:
+            value = self._client.get(key)
+        except self._errors as e:
+            raise CacheUnavailable(f"Redis at {self.url}: {e}") from e
+        return value.decode("utf-8") if isinstance(value, bytes) else value
+
+    def put(self, key: str, value: str) -> None:
+        try:
+            self._client.set(key, value, px=self._ttl_ms)
+        except self._errors as e:
+            raise CacheUnavailable(f"Redis at {self.url}: {e}") from e
+
+
+class Lookup(NamedTuple):
+    """One cache lookup: the cached result (None on a miss), its latency, any store trouble."""
+
+    result: SearchResult | None
+    latency_ms: float
+    warning: str | None = None
+
+
+class ResultCache:
+    """Looks searches up in a :class:`ResultStore` and keeps their results there."""
+
+    def __init__(self, store: ResultStore) -> None:
+        self.store = store
+
+    @classmethod
+    def of(cls, ttl_s: float, entries: int, redis_url: str | None) -> ResultCache | None:
+        """The configured cache: None when ``ttl_s`` is 0, Redis when a URL is given."""
+        if ttl_s <= 0:
+            return None
+        if redis_url:
+            return cls(RedisStore(redis_url, ttl_s))
+        return cls(MemoryStore(ttl_s, entries))
+
+    def fetch(self, key: str) -> Lookup:
+        """The cached result of ``key``; a hit's trace says ``cache_hit`` and has one stage,
+        ``cache`` (the stages that made it ran for an earlier caller)."""
+        start = time.perf_counter()
+        try:
+            value = self.store.get(key)
+        except CacheUnavailable as e:
+            return Lookup(None, _ms(start), f"result cache unavailable ({e}); searched without it")
+        if value is None:
+            return Lookup(None, _ms(start))
+        result = SearchResult.model_validate_json(value)
+        latency = _ms(start)
+        result.trace.cache_hit = True
+        result.trace.stages = [
+            StageTrace(name="cache", latency_ms=latency, count=len(result.hits), note="hit")
+        ]
+        return Lookup(result, latency)
+
+    def keep(self, key: str, result: SearchResult, lookup: Lookup) -> SearchResult:
+        """Keep ``result`` under ``key``; returns it with the missed lookup as its first stage."""
+        warning = lookup.warning
+        if warning is None:
+            try:
+                self.store.put(key, result.model_dump_json())
+            except CacheUnavailable as e:
+                warning = f"result cache unavailable ({e}); the result was not kept"
+        stage = StageTrace(name="cache", latency_ms=lookup.latency_ms, count=0, note="miss")
+        result.trace.stages.insert(0, stage)
+        if warning is not None:
+            result.trace.warnings.append(warning)
+        return result
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0

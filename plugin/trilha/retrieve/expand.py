@@ -1,0 +1,204 @@
+"""Stage 2, query expansion (seed 001, F7): up to three variants of a query, each searched, the
+results merged by ``unit_id`` (:func:`merge_variants`).
+
+* :class:`OfflineExpander` — groups of equivalent terms per language (``profiles/expansions.yaml``:
+  legal synonyms, procedural and statute abbreviations, corporate vocabulary); no model, no
+  network, a few microseconds.
+* :class:`LLMQueryExpander` — a Groq chat model asked with seed 001's legal rules (synonyms,
+  procedural equivalents, statute reformulations); past its timeout (3 s) or on any failure it
+  gives no variant and says why, and the search goes on with the query alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from trilha.errors import ConfigurationError
+from trilha.settings import TrilhaSettings
+from trilha.types import Hit, SearchResult, StageTrace
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """The variants of one query, and why there are none when expansion failed."""
+
+    variants: list[str]
+    warning: str | None = None
+
+
+class Expander(Protocol):
+    """Gives the variants of a query in a language."""
+
+    def expand(self, query: str, lang: str | None) -> Expansion: ...
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents (what offline matching compares)."""
+    decomposed = unicodedata.normalize("NFD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+class OfflineExpander:
+    """Variants from groups of equivalent terms (see the module docstring)."""
+
+    def __init__(
+        self, groups: dict[str, list[list[str]]], exact: Sequence[str] = (), limit: int = 3
+    ) -> None:
+        self._groups = groups
+        self._exact = set(exact)
+        self.limit = limit
+
+    @classmethod
+    def load(cls, path: Path | None = None, limit: int = 3) -> OfflineExpander:
+        """The table at ``path`` (default: the packaged ``profiles/expansions.yaml``)."""
+        source = files("trilha.profiles") / "expansions.yaml" if path is None else path
+        try:
+            data = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+            exact = [str(t) for t in data.pop("exact", [])]
+            groups = {str(k): [[str(t) for t in g] for g in v] for k, v in data.items()}
+        except (OSError, yaml.YAMLError, AttributeError, TypeError) as e:
+            raise ConfigurationError(
+                f"{path or 'expansions.yaml'}: not a table of term groups per language ({e})"
+            ) from e
+        return cls(groups, exact, limit)
+
+    def _pattern(self, term: str) -> re.Pattern[str]:
+        if term in self._exact:
+            return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+        return re.compile(rf"(?<!\w){re.escape(_fold(term))}(?!\w)")
+
+    def _find(self, query: str, folded: str, term: str) -> tuple[int, int] | None:
+        """Where ``term`` is in the query: folded offsets equal the query's when folding kept
+        the length (accents and case only), else the match is not replaced."""
+        found = self._pattern(term).search(query if term in self._exact else folded)
+        if found is None or (term not in self._exact and len(folded) != len(query)):
+            return None
+        return found.span()
+
+    def expand(self, query: str, lang: str | None) -> Expansion:
+        """Up to :attr:`limit` variants: each other term of a group in a matched term's place."""
+        folded, variants = _fold(query), []
+        for group in [*self._groups.get((lang or "")[:2], []), *self._groups.get("any", [])]:
+            for term in group:
+                span = self._find(query, folded, term)
+                if span is None:
+                    continue
+                for other in group:
+                    variant = query[: span[0]] + other + query[span[1] :]
+                    if other != term and variant not in variants:
+                        variants.append(variant)
+                break
+        return Expansion(variants[: self.limit])
+
+
+#: Seed 001's expansion rules, as the model is asked.
+PROMPT = (
+    "You rewrite search queries for a Brazilian legal and corporate document search. Give at "
+    "most {limit} alternative phrasings of the user's query, in the query's language, each "
+    "keeping its meaning: (1) legal synonyms (e.g. 'dano moral' -> 'dano extrapatrimonial'); "
+    "(2) procedural equivalents (e.g. 'recurso especial' -> 'REsp'); (3) thesis or statute "
+    "reformulations (e.g. 'prazo prescricional' -> 'prescrição quinquenal art. 206 CC'). Answer "
+    'with JSON only: {{"variants": ["...", "..."]}}; an empty list when nothing applies.'
+)
+
+
+class LLMQueryExpander:
+    """Variants from a Groq chat model (a ``groq.Groq`` client), ``timeout_s`` per call."""
+
+    def __init__(self, client: Any, model: str, timeout_s: float = 3.0, limit: int = 3) -> None:
+        self.client = client.with_options(timeout=timeout_s, max_retries=0)
+        self.model = model
+        self.timeout_s = timeout_s
+        self.limit = limit
+
+    def expand(self, query: str, lang: str | None) -> Expansion:
+        """The model's variants; none, with a warning, on a timeout, an error or a bad answer."""
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.model,
+                messages=[
+                    {"role": "system", "content": PROMPT.format(limit=self.limit)},
+                    {"role": "user", "content": query},
+                ],
+                response_format={"type": "json_object"},
+                temperature=0,
+            )
+            answer = json.loads(completion.choices[0].message.content or "{}")
+            found = answer.get("variants") if isinstance(answer, dict) else None
+            if not isinstance(found, list):
+                raise ValueError('no "variants" list in the answer')
+        except Exception as e:  # the client's timeouts, HTTP errors, and bad JSON alike
+            reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".rstrip()
+            return Expansion(
+                [], f"query expansion failed ({self.model}, {reason}); searched the query alone"
+            )
+        texts = [" ".join(str(v).split()) for v in found if isinstance(v, str)]
+        unique = [t for t in dict.fromkeys(texts) if t and t != query.strip()]
+        return Expansion(unique[: self.limit])
+
+
+def merge_variants(results: Sequence[SearchResult], top_k: int) -> SearchResult:
+    """The first result (the query's own) with the others' hits merged in by ``unit_id``: a
+    unit keeps its best score over every variant; ``top_k`` best kept."""
+    best: dict[str, Hit] = {}
+    for result in results:
+        for hit in result.hits:
+            kept = best.get(hit.unit.unit_id)
+            if kept is None or hit.score > kept.score:
+                best[hit.unit.unit_id] = hit
+    ordered = sorted(best.values(), key=lambda h: (-h.score, h.unit.unit_id))[:top_k]
+    ranked = [
+        Hit(unit=h.unit, scores=h.scores.model_copy(update={"fused_rank": n}))
+        for n, h in enumerate(ordered, start=1)
+    ]
+    first = results[0]
+    for result in results[1:]:
+        first.trace.bm25_hits += result.trace.bm25_hits
+        first.trace.ann_hits += result.trace.ann_hits
+        first.trace.warnings += [w for w in result.trace.warnings if w not in first.trace.warnings]
+    return SearchResult(hits=ranked, trace=first.trace)
+
+
+def expanded(
+    results: Sequence[SearchResult], expansion: Expansion, top_k: int, ms: float
+) -> SearchResult:
+    """:func:`merge_variants` with the expansion recorded in the trace (variants, any warning,
+    and an ``expand`` stage with the time the variants took to make)."""
+    merged = merge_variants(results, top_k)
+    merged.trace.expansion_queries = list(expansion.variants)
+    merged.trace.stages.insert(
+        0,
+        StageTrace(
+            name="expand", latency_ms=ms, count=len(expansion.variants), note=expansion.warning
+        ),
+    )
+    if expansion.warning:
+        merged.trace.warnings.append(expansion.warning)
+    return merged
+
+
+def make_expander(settings: TrilhaSettings) -> Expander:
+    """The configured expander (``TRILHA_EXPANSION_BACKEND``; see the module docstring)."""
+    from trilha.llm.groq import groq_client
+
+    limit = settings.expansion_max_variants
+    if settings.expansion_backend != "offline":
+        client = groq_client(settings)
+        if client is not None:
+            return LLMQueryExpander(
+                client, settings.groq_model, settings.expansion_timeout_s, limit
+            )
+        if settings.expansion_backend == "llm":
+            raise ConfigurationError(
+                "TRILHA_EXPANSION_BACKEND=llm needs TRILHA_GROQ_API_KEY; set it, or use offline"
+            )
+    return OfflineExpander.load(limit=limit)
