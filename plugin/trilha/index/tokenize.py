@@ -59,7 +59,8 @@ def base_lang(lang: str | None) -> str:
     return code if code in _STEMMER_NAMES else "en"
 
 
-def _fold(token: str) -> str:
+def fold_accents(token: str) -> str:
+    """``token`` without its accents (NFKD, combining marks dropped); ASCII is returned as is."""
     if token.isascii():
         return token
     decomposed = unicodedata.normalize("NFKD", token)
@@ -90,7 +91,7 @@ def tokenize(text: str, lang: str | None = "en") -> list[str]:
         words = prepare.words([w for w in found if w not in stop])
     else:
         words = [w for w in _TOKEN.findall(rest.lower()) if w not in stop]
-    tokens = [_fold(s) for s in _stemmer(code).stemWords(words)]
+    tokens = [fold_accents(s) for s in _stemmer(code).stemWords(words)]
     return tokens + search_words(text) if han else tokens
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 import yaml
 
 from trilha.errors import ConfigurationError
+from trilha.index.tokenize import fold_accents
 from trilha.settings import TrilhaSettings
 from trilha.types import Hit, SearchResult, StageTrace
 
@@ -43,8 +43,7 @@ class Expander(Protocol):
 
 def _fold(text: str) -> str:
     """Lower case without accents (what offline matching compares)."""
-    decomposed = unicodedata.normalize("NFD", text.casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return fold_accents(text.casefold())
 
 
 class OfflineExpander:
@@ -53,8 +52,13 @@ class OfflineExpander:
     def __init__(
         self, groups: dict[str, list[list[str]]], exact: Sequence[str] = (), limit: int = 3
     ) -> None:
-        self._groups = groups
-        self._exact = set(exact)
+        exact_terms = set(exact)
+        #: Per language, each group's terms with their pattern, and whether the pattern is
+        #: matched on the query as written (``exact``) or on its folded form.
+        self._groups = {
+            lang: [[(t, _pattern(t, t in exact_terms), t in exact_terms) for t in g] for g in gs]
+            for lang, gs in groups.items()
+        }
         self.limit = limit
 
     @classmethod
@@ -71,33 +75,28 @@ class OfflineExpander:
             ) from e
         return cls(groups, exact, limit)
 
-    def _pattern(self, term: str) -> re.Pattern[str]:
-        if term in self._exact:
-            return re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
-        return re.compile(rf"(?<!\w){re.escape(_fold(term))}(?!\w)")
-
-    def _find(self, query: str, folded: str, term: str) -> tuple[int, int] | None:
-        """Where ``term`` is in the query: folded offsets equal the query's when folding kept
-        the length (accents and case only), else the match is not replaced."""
-        found = self._pattern(term).search(query if term in self._exact else folded)
-        if found is None or (term not in self._exact and len(folded) != len(query)):
-            return None
-        return found.span()
-
     def expand(self, query: str, lang: str | None) -> Expansion:
         """Up to :attr:`limit` variants: each other term of a group in a matched term's place."""
         folded, variants = _fold(query), []
+        # folded offsets are the query's only when folding kept the length (accents and case)
+        same_length = len(folded) == len(query)
         for group in [*self._groups.get((lang or "")[:2], []), *self._groups.get("any", [])]:
-            for term in group:
-                span = self._find(query, folded, term)
-                if span is None:
+            for term, pattern, exact in group:
+                found = pattern.search(query if exact else folded)
+                if found is None or not (exact or same_length):
                     continue
-                for other in group:
-                    variant = query[: span[0]] + other + query[span[1] :]
+                start, end = found.span()
+                for other, _, _ in group:
+                    variant = query[:start] + other + query[end:]
                     if other != term and variant not in variants:
                         variants.append(variant)
                 break
         return Expansion(variants[: self.limit])
+
+
+def _pattern(term: str, exact: bool) -> re.Pattern[str]:
+    """``term`` as a whole word: as written when ``exact``, else folded (see :func:`_fold`)."""
+    return re.compile(rf"(?<!\w){re.escape(term if exact else _fold(term))}(?!\w)")
 
 
 #: Seed 001's expansion rules, as the model is asked.
