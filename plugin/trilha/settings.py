@@ -96,6 +96,16 @@ class TrilhaSettings(BaseSettings):
         3.0, gt=0, description="Seconds the LLM may take; past them the query is searched alone."
     )
 
+    # Cited answers (seed 002, UC09; trilha.answer)
+    answer_backend: Literal["auto", "extractive", "llm"] = Field(
+        "auto",
+        description="'extractive' (offline), 'llm' (Groq; needs a key) or 'auto' (Groq when a "
+        "key is set, else extractive).",
+    )
+    answer_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
+    )
+
     # Dense index
     qdrant_mode: Literal["edge", "local", "server"] = Field(
         "edge",

@@ -4,7 +4,6 @@ seed 004's three user stories through the orchestrator (:mod:`trilha.cli.demo_st
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from trilha.cli.demo_stories import tell_stories
@@ -51,18 +50,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _load_samples(ws: Any) -> None:
     """Index the sample corpus (and its graph records), copy its principals.yaml if absent."""
-    import shutil
-    from importlib.resources import files
+    from trilha.samples import load_samples
 
-    from trilha.access.directory import PRINCIPALS_FILE
-    from trilha.ingest.loaders import load_path
-
-    samples = files("trilha.samples")
-    report = ws.ingest(load_path(Path(str(samples / "corpus"))), progress=False)
-    if ws.graph is not None:
-        ws.ingest_records(Path(str(samples / "graph" / "records.jsonl")))
-    if not (ws.path / PRINCIPALS_FILE).exists():
-        shutil.copyfile(Path(str(samples / PRINCIPALS_FILE)), ws.path / PRINCIPALS_FILE)
+    report = load_samples(ws)
     print(
         f"sample corpus: {report.docs_added + report.docs_updated} documents indexed, "
         f"{report.docs_unchanged} unchanged; {len(ws)} units in {ws.path}\n"

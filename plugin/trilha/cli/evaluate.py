@@ -18,7 +18,14 @@ def add_eval_parser(sub: Any) -> None:
     sp = sub.add_parser(
         "eval", help="compare bm25, dense, hybrids, rerank and LlamaIndex fusion on a BEIR folder"
     )
-    _add_run_options(sp, data_required=True)
+    _add_run_options(sp, data_required=False)
+    sp.add_argument(
+        "--answers",
+        action="store_true",
+        help="score cited answers (groundedness, citation precision, cited relevance) instead "
+        "of rankings; without --data, the demo's questions over the sample corpus",
+    )
+    sp.add_argument("--rerank", action="store_true", help="with --answers: rerank before answering")
     sp.add_argument("--max-queries", type=int, help="evaluate the first N queries only")
     sp.add_argument("--split", default="test", help="qrels split: qrels/SPLIT.tsv (default test)")
     sp.add_argument(
@@ -126,8 +133,13 @@ def _systems(names: str | None) -> list[str] | None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Compare retrieval systems on a BEIR folder."""
+    """Compare retrieval systems on a BEIR folder (or score answers, ``--answers``)."""
     from trilha.eval.runner import run_eval
+
+    if args.answers:
+        return _eval_answers(args)
+    if not args.data:
+        raise BadRequestError("trilha eval needs --data DIR (a BEIR folder), or --answers")
 
     report = run_eval(
         Path(args.data),
@@ -187,3 +199,32 @@ def _bench_data(args: argparse.Namespace) -> dict[str, Any]:
         print("orchestrated retrieve, P50 per step:")
         print(table_text(steps, ("p50_ms",)))
     return report
+
+
+def _eval_answers(args: argparse.Namespace) -> int:
+    from trilha.eval.answers import run_answer_eval
+    from trilha.settings import TrilhaSettings
+
+    report = run_answer_eval(
+        Path(args.data) if args.data else None,
+        Path(args.out),
+        args.workspace_dir,
+        split=args.split,
+        max_queries=args.max_queries,
+        rerank=args.rerank,
+        lang=language_code(args.lang) if args.lang else None,
+        settings=TrilhaSettings(reranker_model=args.reranker) if args.reranker else None,
+        progress=not args.quiet,
+    )
+    lat = report["latency"]
+    print(
+        f"{report['dataset']}: {report['n_questions']} questions, answered {report['answered']}, "
+        f"groundedness {report['groundedness']}, citation precision "
+        f"{report['citation_precision']}, cited relevant {report['cited_relevant']}, answers "
+        f"citing a relevant document {report['answers_citing_relevant']}"
+    )
+    composers = ", ".join(report["composer"])
+    print(f"ask P50 {lat.get('p50_ms')} ms, P95 {lat.get('p95_ms')} ms ({composers})")
+    print(f"judge: {report['judge']}")
+    print(f"wrote {args.out}")
+    return 0

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from trilha.cli import (
+    ask,
     context,
     demo,
     doctor,
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
         ingest.add_parser,
         doctor.add_parser,
         query.add_parser,
+        ask.add_parser,
         demo.add_parser,
         graph.add_parser,
         evaluate.add_eval_parser,

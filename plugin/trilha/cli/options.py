@@ -51,6 +51,8 @@ def settings_of(args: argparse.Namespace) -> Any:
         overrides["rerank_backend"] = args.rerank_backend
     if getattr(args, "rerank_precision", None):
         overrides["rerank_precision"] = args.rerank_precision
+    if getattr(args, "answer_backend", None):
+        overrides["answer_backend"] = args.answer_backend
     try:
         return TrilhaSettings(**overrides)
     except ValidationError as e:

@@ -28,14 +28,14 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="also search up to 3 variants of the query (TRILHA_EXPANSION_BACKEND)",
     )
-    _add_rerank_options(sp)
-    _add_filter_options(sp)
+    add_rerank_options(sp)
+    add_filter_options(sp)
     add_principal_options(sp)
     sp.add_argument("--json", action="store_true", help="print the result as JSON")
     sp.set_defaults(func=cmd_query)
 
 
-def _add_rerank_options(sp: argparse.ArgumentParser) -> None:
+def add_rerank_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--rerank", action="store_true", help="rerank with the cross-encoder")
     sp.add_argument("--reranker", help="cross-encoder id or local path (TRILHA_RERANKER_MODEL)")
     sp.add_argument("--rerank-backend", choices=("torch", "onnx"), help="reranker backend")
@@ -46,7 +46,7 @@ def _add_rerank_options(sp: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_filter_options(sp: argparse.ArgumentParser) -> None:
+def add_filter_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--tags", help="comma-separated; a unit matches any of them")
     sp.add_argument("--lang", help="language code, e.g. pt or en")
     sp.add_argument("--setor", help="sector")

@@ -130,3 +130,32 @@ def render_bundle(bundle: Any, snippet: int = 160, limit: int | None = None) -> 
     lines += [f"warning: {w}" for w in trace.warnings]
     lines.append(f"{bundle.tokens_estimated} tokens, {trace.latency_ms:.1f} ms, job {trace.job_id}")
     return printable("\n".join(lines))
+
+
+def render_answer(answer: Any, snippet: int = 160) -> str:
+    """An :class:`~trilha.answer.types.Answer` for a terminal: the answer, its citations, the
+    trace in one line, warnings; or why there is no answer (control characters escaped)."""
+    lines: list[str] = []
+    if answer.no_answer is not None:
+        stop = answer.no_answer
+        lines.append(f"No answer: {stop.reason} (stopped at {stop.edge}: {stop.condition})")
+    else:
+        lines.append(answer.answer)
+    if answer.citations:
+        lines.append("")
+    for c in answer.citations:
+        where = ", ".join(
+            f"{k} {v}" for k, v in (("page", c.page), ("section", c.section),
+                                    ("heading", c.heading)) if v is not None
+        )  # fmt: skip
+        lines.append(f"[{c.number}] {c.doc_id} · {c.unit_id}" + (f" · {where}" if where else ""))
+        lines.append(f"    {textwrap.shorten(c.snippet, width=snippet, placeholder=' …')}")
+    t, m = answer.trace, answer.metrics
+    hit = ", cache hit" if t.cache_hit else ""
+    lines.append(
+        f"\n{t.trace_id} · {m.latency_ms:.0f} ms{hit} · {t.provider}/{t.model} · "
+        f"bm25 {m.retrieval.bm25_hits}, ann {m.retrieval.ann_hits}, kept "
+        f"{m.retrieval.rerank_kept} · {t.context_tokens} context tokens · {t.principal}"
+    )
+    lines += [f"warning: {w}" for w in t.warnings]
+    return printable("\n".join(lines))

@@ -106,7 +106,10 @@ def open_score_cache(ws: Workspace, options: RerankOptions) -> ScoreCache:
     return ScoreCache(ws.path / "rerank-scores.sqlite", reranker, options.cache_key())
 
 
-def _ingest(ws: Workspace, ds: BeirDataset, progress: bool, lang: str | None) -> dict[str, Any]:
+def ingest_dataset(
+    ws: Workspace, ds: BeirDataset, progress: bool, lang: str | None
+) -> dict[str, Any]:
+    """Ingest a BEIR corpus into ``ws`` (unchanged documents are skipped); the report."""
     report = ws.ingest(ds.documents(), progress=progress, lang=lang)
     return {
         "docs_seen": report.docs_seen,
@@ -159,7 +162,7 @@ def run_eval(
         reranker, rerank_backend, rerank_precision, rerank_max_length, rerank_blend
     )
     with Workspace.open(folder, uncached(settings)) as ws:
-        ingest = _ingest(ws, ds, progress, lang)
+        ingest = ingest_dataset(ws, ds, progress, lang)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
         encoder = ws.embedder.model_id  # what 'auto' chose, when it was left to choose
     config = _config(split, folder, rerank, selection, lang, encoder)

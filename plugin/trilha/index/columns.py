@@ -65,6 +65,14 @@ class MetaColumns:
             self._inverted[key] = {v: np.asarray(r, dtype=np.int64) for v, r in acc.items()}
         return self._inverted[key]
 
+    def values(self, key: str, mask: BoolArray | None = None) -> list[str]:
+        """The distinct text values of ``key`` over the rows ``mask`` keeps (all: None)."""
+        return sorted(
+            v
+            for v, rows in self._rows_of(key).items()
+            if isinstance(v, str) and (mask is None or bool(mask[rows].any()))
+        )
+
     def _numbers(self, key: str) -> npt.NDArray[np.float64]:
         if key not in self._numeric:
             col = np.full(self.n, np.nan)

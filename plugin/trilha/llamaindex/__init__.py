@@ -3,6 +3,7 @@
 from trilha.llamaindex.embedding import TrilhaEmbedding
 from trilha.llamaindex.nodes import SCORE_KEYS, hit_to_node
 from trilha.llamaindex.postprocessors import CrossEncoderRerank, KnowledgeGraphBoost
+from trilha.llamaindex.query_engine import TrilhaQueryEngine
 from trilha.llamaindex.retriever import TrilhaRetriever
 from trilha.llamaindex.search_tool import search_tool
 
@@ -11,6 +12,7 @@ __all__ = [
     "CrossEncoderRerank",
     "KnowledgeGraphBoost",
     "TrilhaEmbedding",
+    "TrilhaQueryEngine",
     "TrilhaRetriever",
     "hit_to_node",
     "search_tool",

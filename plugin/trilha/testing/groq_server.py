@@ -54,6 +54,8 @@ class Reply:
     status: int = 200
     delay_s: float = 0.0
     body: Mapping[str, Any] | None = None
+    #: (prompt_tokens, completion_tokens) reported in ``usage``.
+    usage: tuple[int, int] = (1, 1)
 
     def completion(self, model: str, number: int) -> dict[str, Any]:
         """The ``chat.completion`` body (``body`` as given when set)."""
@@ -68,7 +70,11 @@ class Reply:
             "created": int(time.time()),
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": self.reason}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            "usage": {
+                "prompt_tokens": self.usage[0],
+                "completion_tokens": self.usage[1],
+                "total_tokens": sum(self.usage),
+            },
         }
 
     @property

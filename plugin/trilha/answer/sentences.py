@@ -1,0 +1,58 @@
+"""Splitting a unit's text into sentences, for extractive answers and groundedness.
+
+A sentence ends at ``.``, ``!`` or ``?`` followed by a space and a capital letter or an opening
+quote or bracket, at Chinese ``。！？``, and at every line break (Markdown lists and headings are
+their own lines; heading marks and list bullets are dropped). A period after a known
+abbreviation (``art.``, ``Dr.``, ``nº.``, ``e.g.``) or a single letter does not end one.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ABBREVIATED = (
+    "art arts dr dra drs sr sra srs prof profa inc fl fls min rel des cf ex p pp n nº no nos "
+    "vol cap ed etc vs e.g i.e et al fig eq ref sec resp u.s"
+)
+_ABBREVIATIONS = frozenset(_ABBREVIATED.split())
+_END = re.compile(
+    r"(?<=[.!?])([\"'”’)\]]*)\s+(?:[-*•]\s+)?(?=[\"'“‘(\[]?[A-ZÀ-ÖØ-Þ])"
+    r"|(?<=:)\s+[-*•]\s+(?=[A-ZÀ-ÖØ-Þ])|(?<=[。！？])"
+)
+_BULLET = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d{1,3}[.)]\s+|>\s*)")
+_LAST_WORD = re.compile(r"(\S+)\.[\"'”’)\]]*$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` in order, stripped, none empty (see the module docstring)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = _BULLET.sub("", line).strip()
+        if not line:
+            continue
+        pending = ""
+        for piece in _pieces(line):
+            pending = f"{pending} {piece}".strip() if pending else piece
+            if not _ends_in_abbreviation(pending):
+                out.append(pending)
+                pending = ""
+        if pending:
+            out.append(pending)
+    return out
+
+
+def _pieces(line: str) -> list[str]:
+    pieces, at = [], 0
+    for found in _END.finditer(line):
+        pieces.append(line[at : found.start()] + (found.group(1) or ""))
+        at = found.end()
+    pieces.append(line[at:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def _ends_in_abbreviation(sentence: str) -> bool:
+    found = _LAST_WORD.search(sentence)
+    if found is None:
+        return False
+    word = found.group(1).lower().lstrip("(\"'“")
+    return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())

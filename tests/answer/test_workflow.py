@@ -1,0 +1,193 @@
+"""UC09 end to end on the real sample workspace: citations, edges, guardrails, masking, cache."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from trilha.access import Principal
+from trilha.answer import NoAnswer, aask, ask, ask_request
+from trilha.answer.nodes import rerank_results
+from trilha.answer.run import Run
+from trilha.answer.schemas import SchemaViolation, check, schema_of
+from trilha.answer.types import NODES, Answer, AskRequest, NodeTrace
+from trilha.errors import BadRequestError
+from trilha.rerank.cross_encoder import CrossEncoderReranker
+from trilha.types import Hit, StageScores
+from trilha.workspace import Workspace
+
+MARIA = Principal(
+    user_id="maria.cfo", org_ids=["acme"], roles=["board", "finance"], hierarchy_level=3,
+    clearance=2,
+)  # fmt: skip
+ACME = Principal(user_id="ana", org_ids=["acme"], hierarchy_level=1, clearance=1)
+ACME_CLEARANCE_0 = Principal(user_id="joao", org_ids=["acme"], hierarchy_level=3, clearance=0)
+
+
+def _assert_cited(answer: Answer, ws: Workspace) -> None:
+    """Every sentence cites, every citation resolves, every sentence is its unit's text."""
+    assert answer.answered and 1 <= len(answer.sentences) <= 8
+    assert len(answer.answer.splitlines()) == len(answer.sentences)
+    by_number = {c.number: c for c in answer.citations}
+    assert sorted(by_number) == list(range(1, len(answer.citations) + 1))
+    units = ws.units([c.unit_id for c in answer.citations])
+    for sentence in answer.sentences:
+        assert sentence.citations and all(n in by_number for n in sentence.citations)
+        cited = [units[by_number[n].unit_id] for n in sentence.citations]
+        assert any(sentence.text.rstrip("…") in " ".join(u.text.split()) for u in cited)
+    for c in answer.citations:
+        assert c.doc_id == units[c.unit_id].doc_id and c.snippet
+
+
+def test_answer_cites_every_sentence(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "Qual é o prazo prescricional para cobrar uma dívida líquida?")
+    _assert_cited(answer, sample_ws)
+    assert answer.lang == "pt"
+    assert {c.doc_id for c in answer.citations} == {"juridico/stj-prescricao-quinquenal-cobranca"}
+    assert "cinco anos" in answer.answer
+    assert [n.name for n in answer.trace.nodes] == list(NODES)
+    assert answer.trace.provider == "trilha" and answer.trace.model == "extractive"
+    retrieval = answer.metrics.retrieval
+    assert retrieval.bm25_hits > 0 and retrieval.ann_hits > 0 and retrieval.rerank_kept == 12
+    assert answer.metrics.cost.tokens_in == 0 and answer.metrics.latency_ms > 0
+    assert answer.trace.search is not None and answer.trace.principal.startswith("anonymous")
+    assert 0 < answer.trace.context_tokens <= 2000
+
+
+def test_english_question_is_answered_in_english(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "How quickly must a suspected security incident be reported?",
+                 principal=ACME)  # fmt: skip
+    _assert_cited(answer, sample_ws)
+    assert answer.lang == "en" and "1 hour" in answer.answer
+    assert all(c.lang == "en" for c in answer.citations)
+
+
+def test_invalid_question_stops_at_the_first_edge(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "  ?? … ")
+    assert answer.no_answer == NoAnswer(
+        edge="ParseQuery → HybridRetrieve",
+        condition="query.valid",
+        reason="the question has no words; ask something",
+    )
+    assert [n.name for n in answer.trace.nodes] == ["ParseQuery"] and not answer.citations
+
+
+def test_no_candidate_stops_at_the_second_edge(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "prazo prescricional", filters={"doc_ids": ["no/such-doc"]})
+    assert answer.no_answer is not None
+    assert answer.no_answer.edge == "HybridRetrieve → RerankResults"
+    assert answer.no_answer.condition == "candidates.count > 0"
+    assert "loosen the filters" in answer.no_answer.reason
+    assert [n.name for n in answer.trace.nodes] == ["ParseQuery", "HybridRetrieve"]
+
+
+def test_guardrail_drops_units_above_the_clearance_before_rerank(sample_ws: Workspace) -> None:
+    secret = sample_ws.units(["finance/budget-memo-q3-2025#2"])["finance/budget-memo-q3-2025#2"]
+    public = sample_ws.doc_units("juridico/stj-dano-moral-atraso-voo")[0]
+    run = Run(AskRequest(question="budget", principal=ACME))
+    run.text = "budget"
+    run.nodes.append(NodeTrace(name="RerankResults", latency_ms=0.0))
+    run.candidates = [Hit(unit=u, scores=StageScores(fused=1.0)) for u in (secret, public)]
+    rerank_results(sample_ws, run)
+    assert [h.unit.unit_id for h in run.reranked] == [public.unit_id]
+    assert "1 unit(s) above the caller's visibility dropped" in run.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("principal", "sees_memo"), [(None, False), (ACME_CLEARANCE_0, False), (MARIA, True)]
+)
+def test_confidential_text_reaches_only_those_cleared(
+    sample_ws: Workspace, principal: Principal | None, sees_memo: bool
+) -> None:
+    answer = ask(sample_ws, "What travel budget cut does the Q3 memo propose?", principal=principal)
+    cited = {c.doc_id for c in answer.citations}
+    assert ("finance/budget-memo-q3-2025" in cited) is sees_memo
+    if principal is not None and principal.clearance == 0:
+        units = sample_ws.units([c.unit_id for c in answer.citations])
+        assert all(u.sensitivity == 0 for u in units.values())
+    if not sees_memo:
+        assert "30%" not in answer.model_dump_json()
+
+
+def test_personal_data_is_masked_in_answer_and_snippets(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "Qual é o contato do Encarregado de dados (DPO)?", principal=ACME)
+    _assert_cited(answer, sample_ws) if "[EMAIL]" not in answer.answer else None
+    dumped = answer.model_dump_json()
+    assert "dpo@acme.com.br" not in dumped and "3456-7890" not in dumped
+    assert "[EMAIL]" in dumped and answer.trace.pii_masked.get("[EMAIL]", 0) >= 1
+
+
+def test_filters_stated_in_the_question_narrow_the_search(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "Quais regras do setor de TI valem para fornecedores?", principal=ACME)
+    assert answer.trace.query_filters == {"setor": "TI"}
+    units = sample_ws.units([c.unit_id for c in answer.citations])
+    assert units and all(u.setor == "TI" for u in units.values())
+
+
+def test_a_stated_filter_that_empties_the_search_is_dropped(sample_ws: Workspace) -> None:
+    answer = ask(sample_ws, "What is the travel budget cut in 2031?", principal=MARIA)
+    assert answer.answered and answer.trace.query_filters == {}
+    assert any("searched without them" in w for w in answer.trace.warnings)
+
+
+def test_request_filters_win_over_the_question(sample_ws: Workspace) -> None:
+    answer = ask(
+        sample_ws, "Regras do setor de TI", principal=ACME, filters={"setor": "Financeiro"}
+    )
+    units = sample_ws.units([c.unit_id for c in answer.citations])
+    assert answer.trace.query_filters == {}
+    assert all(u.setor == "Financeiro" for u in units.values())
+
+
+def test_whole_answers_are_cached_per_principal(sample_ws: Workspace) -> None:
+    question = "Quantas cotações exige uma compra acima de R$ 5.000?"
+    first = ask(sample_ws, question, principal=MARIA)
+    again = ask(sample_ws, f"  {question} ", principal=MARIA)
+    other = ask(sample_ws, question, principal=ACME_CLEARANCE_0)
+    assert not first.trace.cache_hit and again.trace.cache_hit and not other.trace.cache_hit
+    assert again.answer == first.answer and again.trace_id == first.trace_id
+    assert [n.name for n in again.trace.nodes] == ["cache"]
+    assert again.metrics.latency_ms < first.metrics.latency_ms
+
+
+def test_rerank_keeps_top_n(sample_ws: Workspace, tiny_cross_encoder: Path) -> None:
+    sample_ws.use_reranker(CrossEncoderReranker(str(tiny_cross_encoder), precision="fp32"))
+    try:
+        answer = ask(sample_ws, "security incident report deadline", principal=ACME,
+                     rerank=True, top_n=4, k=20)  # fmt: skip
+    finally:
+        sample_ws.use_reranker(None)
+    assert answer.metrics.retrieval.rerank_kept == 4
+    assert answer.trace.search is not None and answer.trace.search.stage("rerank") is not None
+    assert all(c.score is not None for c in answer.citations)
+
+
+def test_schemas_are_the_seeds_and_are_enforced() -> None:
+    assert schema_of("ParseQuery", "input")["required"] == ["query"]
+    assert schema_of("HybridRetrieve", "input")["required"] == ["query", "topK"]
+    check("BuildAnswer", "output", {"answer": {"text": "x", "citations": []}})
+    with pytest.raises(SchemaViolation, match=r"HybridRetrieve output .* candidates/count"):
+        check("HybridRetrieve", "output", {"candidates": {"count": "two", "items": []}})
+    with pytest.raises(SchemaViolation, match="required"):
+        check("BuildAnswer", "output", {"answer": {}})
+
+
+def test_bad_requests_are_one_clear_line() -> None:
+    with pytest.raises(BadRequestError, match=r"params\.k"):
+        ask_request("q", k=0)
+    with pytest.raises(BadRequestError, match="mode"):
+        ask_request("q", mode="graph")
+    request = ask_request("q", top_n=3, params={"max_tokens_ctx": 500})
+    assert request.params.top_n == 3 and request.params.max_tokens_ctx == 500
+
+
+def test_sync_ask_inside_an_event_loop_says_what_to_do(sample_ws: Workspace) -> None:
+    async def inside() -> None:
+        with pytest.raises(BadRequestError, match="await aask"):
+            ask(sample_ws, "prazo")
+        answer = await aask(sample_ws, "prazo prescricional quinquenal")
+        assert answer.answered
+
+    asyncio.run(inside())
