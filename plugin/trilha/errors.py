@@ -24,6 +24,10 @@ class BadRequestError(TrilhaError, ValueError):
     """The caller asked for something malformed (bad filter, bad k, empty query...)."""
 
 
+class BackendUnavailable(TrilhaError):
+    """A remote service (encoder, reranker) did not answer; the message names it and why."""
+
+
 class MissingDependencyError(TrilhaError, ImportError):
     """An optional dependency is not installed; the message names the ``pip install`` to run."""
 

@@ -20,7 +20,45 @@ AUTO_MODEL = "auto"
 MergeMode = Literal["weighted", "rrf"]
 
 
-class TrilhaSettings(BaseSettings):
+class _ServiceSettings(BaseSettings):
+    """The settings of the stages around retrieval: remote backends, decision fields, answers
+    (a base of :class:`TrilhaSettings`, which is what callers use)."""
+
+    model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
+
+    # Remote backends speaking text-embeddings-inference's protocol (trilha.remote)
+    embedding_url: str | None = Field(
+        None,
+        description="A TEI server's root URL: queries and passages are embedded by its /embed "
+        "(TRILHA_EMBEDDING_MODEL names the model served; 'auto' asks its /info).",
+    )
+    reranker_url: str | None = Field(
+        None, description="A TEI server's root URL: reranking uses its /rerank."
+    )
+    remote_timeout_s: float = Field(5.0, gt=0, description="Seconds per remote request.")
+    remote_retries: int = Field(
+        2, ge=0, le=10, description="Tries after the first on connection errors, 429 and 5xx."
+    )
+
+    # Decision fields for feature search (seed 001, F11; trilha.ingest.extract_features)
+    feature_extraction: Literal["off", "llm"] = Field(
+        "off",
+        description="'llm': a Groq model fills each new or changed document's missing decision "
+        "fields at ingest (needs TRILHA_GROQ_API_KEY); 'off': front matter and records only.",
+    )
+
+    # Cited answers (seed 002, UC09; trilha.answer)
+    answer_backend: Literal["auto", "extractive", "llm"] = Field(
+        "auto",
+        description="'extractive' (offline), 'llm' (Groq; needs a key) or 'auto' (Groq when a "
+        "key is set, else extractive).",
+    )
+    answer_timeout_s: float = Field(
+        10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
+    )
+
+
+class TrilhaSettings(_ServiceSettings):
     """Every knob of the retrieval pipeline, with the seeds' defaults."""
 
     model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
@@ -94,16 +132,6 @@ class TrilhaSettings(BaseSettings):
     expansion_max_variants: int = Field(3, ge=0, le=10, description="Variants searched at most.")
     expansion_timeout_s: float = Field(
         3.0, gt=0, description="Seconds the LLM may take; past them the query is searched alone."
-    )
-
-    # Cited answers (seed 002, UC09; trilha.answer)
-    answer_backend: Literal["auto", "extractive", "llm"] = Field(
-        "auto",
-        description="'extractive' (offline), 'llm' (Groq; needs a key) or 'auto' (Groq when a "
-        "key is set, else extractive).",
-    )
-    answer_timeout_s: float = Field(
-        10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
     )
 
     # Dense index

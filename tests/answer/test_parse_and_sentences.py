@@ -75,6 +75,10 @@ def test_since_after_until_is_no_filter() -> None:
         ("Requisitos: - Ter um ano. - Ter VPN.", ["Requisitos:", "Ter um ano.", "Ter VPN."]),
         ('Ele disse "Pare." Depois saiu.', ['Ele disse "Pare."', "Depois saiu."]),
         ("这是第一句。这是第二句！第三句", ["这是第一句。", "这是第二句！", "第三句"]),
+        (
+            "o candidato deve ir. o pedido (art. 5) vale. e.g. isto.",
+            ["o candidato deve ir.", "o pedido (art. 5) vale.", "e.g. isto."],
+        ),
         ("", []),
     ],
 )

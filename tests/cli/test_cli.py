@@ -11,7 +11,10 @@ from trilha.cli.demo import DEMO_QUESTIONS
 from trilha.cli.main import build_parser, main
 
 
-@pytest.mark.parametrize("command", ["ingest", "query", "demo", "eval", "bench", "graph"])
+@pytest.mark.parametrize(
+    "command",
+    ["ingest", "query", "ask", "dual-search", "features", "demo", "eval", "bench", "graph"],
+)
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main([command, "--help"])

@@ -177,3 +177,14 @@ def test_bench_systems_option_names_known_systems() -> None:
     assert _systems(None) is None
     with pytest.raises(BadRequestError, match="--systems: hybrid_magic is not a bench system"):
         _systems("hybrid_magic,bm25")
+
+
+def test_the_ask_rows_time_answers_and_cache_hits(small_ws: Workspace) -> None:
+    from trilha.eval.bench import bench_latency
+
+    texts = ["security incident", "prazo prescricional", "dados pessoais"]
+    got = bench_latency(small_ws, texts, False, False, only={"ask", "ask_cached"})
+    assert {"ask", "ask_cached"} <= set(got["systems"])
+    assert got["systems"]["ask_cached"]["p50_ms"] < got["systems"]["ask"]["p50_ms"]
+    assert {"bm25", "dense", "merge"} <= set(got["stages"]["ask"])
+    assert small_ws.cache is not None  # the lent cache was given back

@@ -1,9 +1,10 @@
 """Splitting a unit's text into sentences, for extractive answers and groundedness.
 
 A sentence ends at ``.``, ``!`` or ``?`` followed by a space and a capital letter or an opening
-quote or bracket, at Chinese ``。！？``, and at every line break (Markdown lists and headings are
-their own lines; heading marks and list bullets are dropped). A period after a known
-abbreviation (``art.``, ``Dr.``, ``nº.``, ``e.g.``) or a single letter does not end one.
+quote or bracket (any letter, in a line whose sentences never start with a capital), at Chinese
+``。！？``, and at every line break (Markdown lists and headings are their own lines; heading
+marks and list bullets are dropped). A period after a known abbreviation (``art.``, ``Dr.``,
+``nº.``, ``e.g.``) or a single letter does not end one.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _END = re.compile(
     r"(?<=[.!?])([\"'”’)\]]*)\s+(?:[-*•]\s+)?(?=[\"'“‘(\[]?[A-ZÀ-ÖØ-Þ])"
     r"|(?<=:)\s+[-*•]\s+(?=[A-ZÀ-ÖØ-Þ])|(?<=[。！？])"
 )
+_END_LOWER = re.compile(r"(?<=[.!?])([\"'”’)\]]*)\s+(?:[-*•]\s+)?(?=[\"'“‘(\[]?\w)|(?<=[。！？])")
 _BULLET = re.compile(r"^\s*(?:#{1,6}\s+|[-*+•]\s+|\d{1,3}[.)]\s+|>\s*)")
 _LAST_WORD = re.compile(r"(\S+)\.[\"'”’)\]]*$")
 
@@ -43,11 +45,19 @@ def split_sentences(text: str) -> list[str]:
 
 def _pieces(line: str) -> list[str]:
     pieces, at = [], 0
-    for found in _END.finditer(line):
+    # text written all in lower case (as some corpora are) has no capital to start a sentence
+    ends = _END_LOWER if _lower_case(line) else _END
+    for found in ends.finditer(line):
         pieces.append(line[at : found.start()] + (found.group(1) or ""))
         at = found.end()
     pieces.append(line[at:])
     return [p.strip() for p in pieces if p.strip()]
+
+
+def _lower_case(line: str) -> bool:
+    """True when no sentence of ``line`` starts with a capital letter."""
+    starts = re.findall(r"(?:^|[.!?]\s+)[\"'“‘(\[]?(\w)", line)
+    return bool(starts) and not any(c.isupper() for c in starts)
 
 
 def _ends_in_abbreviation(sentence: str) -> bool:

@@ -23,13 +23,15 @@ from tqdm.auto import tqdm
 
 from trilha.access.directory import find_principal
 from trilha.access.principal import Principal
-from trilha.answer import Answer, aask
+from trilha.answer import Answer, aask, ask
 from trilha.answer.grounding import METHOD, AnswerScore, score_answer
 from trilha.eval.beir import load_beir
 from trilha.eval.runner import default_workspace, ingest_dataset, write_json
-from trilha.eval.timing import WARMUP, latency_summary
+from trilha.eval.timing import WARMUP, Call, latency_summary
+from trilha.retrieve.cache import MemoryStore, ResultCache
 from trilha.samples import load_samples
 from trilha.settings import TrilhaSettings, uncached
+from trilha.types import Trace
 from trilha.workspace import Workspace
 
 
@@ -164,3 +166,33 @@ def _row(q: Question, a: Answer, s: AnswerScore) -> dict[str, Any]:
         "citation_precision": round(s.citation_precision, 4),
         "relevant_cited": s.relevant_cited_docs,
     }
+
+
+#: ``ask`` answered from the result cache (each question asked once before timing).
+ASK_CACHED = "ask_cached"
+
+
+def ask_calls(ws: Workspace, rerank: bool) -> dict[str, Call]:
+    """``ask`` as timed calls for ``trilha bench``: offline (extractive), with rerank of 40
+    keeping 12 (when a reranker is given), and answered from the cache."""
+
+    def asking(**fields: Any) -> Call:
+        def call(text: str) -> Trace | None:
+            return ask(ws, text, **fields).trace.search
+
+        return call
+
+    calls = {"ask": asking()}
+    if rerank:
+        calls["ask_rerank"] = asking(rerank=True, k=40, top_n=12)
+    cache = ResultCache(MemoryStore(ttl_s=86_400, max_entries=1_000_000))
+
+    def cached(text: str) -> None:
+        before, ws.cache = ws.cache, cache
+        try:
+            ask(ws, text)
+        finally:
+            ws.cache = before
+
+    calls[ASK_CACHED] = cached
+    return calls

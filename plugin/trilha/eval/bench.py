@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from trilha.access import visibility_filter
 from trilha.encode.base import Embedder
+from trilha.eval.answers import ASK_CACHED, ask_calls
 from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.orchestrated import bench_orchestrated
 from trilha.eval.principal import BENCH_PRINCIPAL
@@ -56,6 +57,7 @@ def bench_calls(
     if only is None or "llamaindex_fusion" in only:
         calls["llamaindex_fusion"] = _llamaindex(ws)
     calls[CACHED] = _cached(ws)
+    calls.update(ask_calls(ws, rerank))
     return {name: call for name, call in calls.items() if only is None or name in only}
 
 
@@ -95,6 +97,9 @@ SYSTEMS = (
     CACHED,
     "llamaindex_fusion",
     "orchestrated",
+    "ask",
+    "ask_rerank",
+    ASK_CACHED,
 )
 
 
@@ -121,7 +126,7 @@ def bench_systems(
     systems: dict[str, Any] = {}
     stages: dict[str, Any] = {}
     for name, call in bench_calls(ws, rerank, only).items():
-        if name == CACHED:
+        if name in (CACHED, ASK_CACHED):
             for text in texts:  # each query once, so that every timed call is a hit
                 call(text)
         times, traces = time_calls(call, texts, desc=name, progress=progress)

@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Called with (doc_id, its new units) once the document is committed (the graph's replace).
 DocHook = Callable[[str, list[TextUnit]], None]
+#: Adds fields to a document before it is chunked; gives a warning line when it cannot.
+Enricher = Callable[[SourceDocument], tuple[SourceDocument, str | None]]
 
 
 @dataclass
@@ -94,6 +96,7 @@ class IngestPipeline:
         encode_batch: int = 256,
         on_doc_written: DocHook | None = None,
         defaults: Mapping[str, Any] | None = None,
+        enrich: Enricher | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
@@ -103,6 +106,7 @@ class IngestPipeline:
         self.encode_batch = encode_batch
         self.on_doc_written = on_doc_written
         self.defaults = dict(defaults or {})
+        self.enrich = enrich
 
     def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
         """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
@@ -151,8 +155,27 @@ class IngestPipeline:
         if old == digest:
             report.docs_unchanged += 1
             return None
+        if self.enrich is not None:  # the digest stays the document's own, before enriching
+            units = self._enriched(doc, units, report)
         old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
         return _Pending(doc, units, digest, old_ids, old is not None)
+
+    def _enriched(
+        self, doc: SourceDocument, units: list[TextUnit], report: IngestReport
+    ) -> list[TextUnit]:
+        """The units of ``doc`` with the fields ``enrich`` adds; ``units`` when it adds none
+        or fails (one line in ``report.errors``)."""
+        assert self.enrich is not None
+        richer, warning = self.enrich(doc)
+        if warning is not None:
+            report.errors.append(warning)
+        if richer is doc:
+            return units
+        try:
+            return chunk_document(richer, self.max_words, self.defaults)
+        except BadRequestError as e:
+            report.errors.append(f"{doc.where}: extracted fields not kept ({e})")
+            return units
 
     def _conflict(self, doc: SourceDocument, seen: Mapping[str, str]) -> str | None:
         """Why ``doc`` may not take its ``doc_id`` (another document of this ingest has it, or

@@ -104,6 +104,7 @@ def _trace(
     trace = Trace(merge=params.merge, principal=params.principal.describe())
     for side in sides.values():
         trace.stages.extend(side.stages)
+        trace.warnings += [s.note for s in side.stages if s.note]
     if kg_trace is not None:
         trace.stages.append(kg_trace)
         if kg_trace.note:

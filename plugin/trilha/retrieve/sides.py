@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.encode.base import Embedder
+from trilha.errors import BackendUnavailable
 from trilha.index.columns import BoolArray
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr
@@ -68,7 +69,12 @@ def dense_side(
     stages = []
     if vector is None:
         start = time.perf_counter()
-        vector = embedder.encode_queries([text])[0]
+        try:
+            vector = embedder.encode_queries([text])[0]
+        except BackendUnavailable as e:  # a remote encoder that is down: BM25 goes on alone
+            note = f"query encoder unavailable ({e}); the dense side returned nothing"
+            stage = StageTrace(name="encode", latency_ms=elapsed_ms(start), count=0, note=note)
+            return SideResult({}, [stage])
         stages.append(StageTrace(name="encode", latency_ms=elapsed_ms(start), count=1))
     start = time.perf_counter()
     scores = dict(dense.search(vector, n, expr))

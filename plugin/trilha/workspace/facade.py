@@ -159,7 +159,9 @@ class Workspace(UnitReads):
         if lang is not None:
             defaults["lang"] = language_code(lang)
         try:
-            return writes.ingest(self._parts, documents, defaults, progress, max_words)
+            return writes.ingest(
+                self._parts, documents, defaults, progress, max_words, self.settings
+            )
         finally:
             self._refresh()
 

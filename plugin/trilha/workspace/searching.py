@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trilha.errors import BadRequestError
+from trilha.errors import BackendUnavailable, BadRequestError
 from trilha.index.language import query_language
 from trilha.rerank.stage import rerank_result
 from trilha.retrieve.cache import Lookup, cache_key
@@ -93,7 +93,13 @@ def _keep(ws: Workspace, key: str, result: SearchResult, lookup: Lookup | None) 
 
 
 def _rerank(ws: Workspace, planned: SearchPlan, result: SearchResult) -> SearchResult:
-    return rerank_result(ws.reranker, planned.query, result, planned.keep)
+    """Rerank to ``keep``; a remote reranker that is down keeps the fused order (warned)."""
+    try:
+        return rerank_result(ws.reranker, planned.query, result, planned.keep)
+    except BackendUnavailable as e:
+        result.hits = result.hits[: planned.keep]
+        result.trace.warnings.append(f"rerank unavailable ({e}); kept the fused order")
+        return result
 
 
 def check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:

@@ -12,9 +12,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from trilha.errors import ConfigurationError
 from trilha.graph.service import GraphService
 from trilha.ingest.loaders import Loaded
-from trilha.ingest.pipeline import IngestPipeline, IngestReport
+from trilha.ingest.pipeline import Enricher, IngestPipeline, IngestReport
+from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts
 
@@ -30,9 +32,11 @@ def ingest(
     defaults: Mapping[str, Any],
     progress: bool = False,
     max_words: int = 180,
+    settings: TrilhaSettings | None = None,
 ) -> IngestReport:
     """Index documents into the store, the dense index and the graph (``defaults``: the access
-    fields of documents that carry none); graph trouble is listed in ``report.errors``."""
+    fields of documents that carry none; ``settings``: whether decision fields are extracted,
+    :mod:`trilha.ingest.extract_features`); graph trouble is listed in ``report.errors``."""
     errors: list[str] = []
     pipeline = IngestPipeline(
         parts.store,
@@ -41,10 +45,26 @@ def ingest(
         max_words=max_words,
         on_doc_written=lambda doc_id, units: write_doc(parts.graph, doc_id, units, errors),
         defaults=defaults,
+        enrich=feature_enricher(settings),
     )
     report = pipeline.run(documents, progress=progress)
     report.errors.extend(errors)
     return report
+
+
+def feature_enricher(settings: TrilhaSettings | None) -> Enricher | None:
+    """The Groq extractor of decision fields when ``TRILHA_FEATURE_EXTRACTION=llm``."""
+    if settings is None or settings.feature_extraction != "llm":
+        return None
+    from trilha.ingest.extract_features import FeatureExtractor
+    from trilha.llm.groq import groq_client
+
+    client = groq_client(settings)
+    if client is None:
+        raise ConfigurationError(
+            "TRILHA_FEATURE_EXTRACTION=llm needs TRILHA_GROQ_API_KEY; set it, or use off"
+        )
+    return FeatureExtractor(client, settings.groq_model, settings.llm_timeout_s).enrich
 
 
 def delete(parts: Parts, doc_id: str) -> int:
