@@ -53,6 +53,11 @@ class _ServiceSettings(BaseSettings):
         description="'extractive' (offline), 'llm' (Groq; needs a key) or 'auto' (Groq when a "
         "key is set, else extractive).",
     )
+    nli_model: str | None = Field(
+        None,
+        description="A natural-language-inference cross-encoder (id or folder) that judges "
+        "groundedness in `trilha eval --answers`; None: lexical overlap.",
+    )
     answer_timeout_s: float = Field(
         10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
     )

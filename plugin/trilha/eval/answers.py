@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from trilha.access.directory import find_principal
 from trilha.access.principal import Principal
 from trilha.answer import Answer, aask, ask
-from trilha.answer.grounding import METHOD, AnswerScore, score_answer
+from trilha.answer.grounding import AnswerScore, Judge, make_judge, score_answer
 from trilha.eval.beir import load_beir
 from trilha.eval.runner import default_workspace, ingest_dataset, write_json
 from trilha.eval.timing import WARMUP, Call, latency_summary
@@ -61,18 +61,17 @@ def run_answer_eval(
     start = time.perf_counter()
     name = Path(data_dir).name if data_dir else "demo"
     folder = Path(workspace_dir) if workspace_dir else default_workspace(Path(out_path), name)
-    with Workspace.open(folder, uncached(settings)) as ws:
+    settings = uncached(settings)
+    judge = make_judge(settings.nli_model)
+    with Workspace.open(folder, settings) as ws:
         questions = _questions(ws, data_dir, split, lang, progress)[:max_queries]
         answers = asyncio.run(_answer_all(ws, questions, rerank, progress))
-        units = ws.units([c.unit_id for a, _ in answers for c in a.citations])
-        scores = [
-            score_answer(a, units, q.relevant) for (a, _), q in zip(answers, questions, strict=True)
-        ]
+        scores = _scored(ws, [a for a, _ in answers], questions, judge)
     report = {
         "dataset": name,
         "split": split if data_dir else None,
         "n_questions": len(questions),
-        "judge": METHOD,
+        "judge": judge.method,
         "composer": _composers(a for a, _ in answers),
         "rerank": rerank,
         **summary([a for a, _ in answers], scores, [ms for _, ms in answers]),
@@ -83,6 +82,15 @@ def run_answer_eval(
     }
     write_json(report, Path(out_path))
     return report
+
+
+def _scored(
+    ws: Workspace, answers: Sequence[Answer], questions: Sequence[Question], judge: Judge
+) -> list[AnswerScore]:
+    """Each answer scored against the full text of the units it cites."""
+    units = ws.units([c.unit_id for a in answers for c in a.citations])
+    pairs = zip(answers, questions, strict=True)
+    return [score_answer(a, units, q.relevant, judge) for a, q in pairs]
 
 
 def _questions(
