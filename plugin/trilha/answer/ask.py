@@ -24,6 +24,7 @@ from trilha.answer.workflow import UC09Workflow, arun
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.retrieve.cache import CacheUnavailable, normalise_query
+from trilha.workspace.searching import cache_scope
 
 if TYPE_CHECKING:
     from trilha.workspace.facade import Workspace
@@ -93,13 +94,7 @@ def _key(ws: Workspace, request: AskRequest, composer: LLMComposer | None) -> st
         "project": request.project_id,
         "principal": request.principal.model_dump(mode="json"),
         "composer": composer.model if composer is not None else "extractive",
-        "scope": {
-            "workspace": str(ws.path.resolve()),
-            "encoder": ws.embedder.model_id,
-            "generation": ws.searcher.lexical.generation,
-            "graph": ws.store.graph_generation,
-            "reranker": ws.reranker_identity if request.params.rerank else None,
-        },
+        "scope": cache_scope(ws, True, request.params.rerank),
     }
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
     return PREFIX + digest

@@ -91,11 +91,11 @@ def select_context(
         clean = mask_pii(hit.unit.text)
         masked.update(clean.counts)
         sentences = split_sentences(clean.text)
-        text, window = clean.text, False
-        if count_tokens(text) > room:
+        text, window, tokens = clean.text, False, count_tokens(clean.text)
+        if tokens > room:
             text, window = _window(sentences, room, terms), True
             sentences = split_sentences(text)
-        tokens = count_tokens(text)
+            tokens = count_tokens(text)
         if not text.strip() or (window and tokens < MIN_PIECE_TOKENS):
             continue
         pieces.append(Piece(len(pieces) + 1, hit, text, tokens, window, tuple(sentences)))

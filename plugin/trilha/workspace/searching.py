@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -68,15 +68,21 @@ def cache_key_of(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> s
     query vector given by the caller)."""
     if ws.cache is None or vector is not None:
         return ""
-    scope = {
+    scope = cache_scope(ws, bool(planned.params.kg), planned.rerank)
+    how = (planned.rerank, planned.keep, planned.expand)
+    return cache_key(planned.query, planned.params, how, scope)
+
+
+def cache_scope(ws: Workspace, kg: bool, rerank: bool) -> dict[str, Any]:
+    """What a cached result depends on besides its request: the workspace, its encoder, the
+    lexical snapshot's generation, the graph's (when boosted) and the reranker (when used)."""
+    return {
         "workspace": str(ws.path.resolve()),
         "encoder": ws.embedder.model_id,
         "generation": ws.searcher.lexical.generation,
-        "graph": ws.store.graph_generation if planned.params.kg else None,
-        "reranker": ws.reranker_identity if planned.rerank else None,
+        "graph": ws.store.graph_generation if kg else None,
+        "reranker": ws.reranker_identity if rerank else None,
     }
-    how = (planned.rerank, planned.keep, planned.expand)
-    return cache_key(planned.query, planned.params, how, scope)
 
 
 def _lookup(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> tuple[str, Lookup | None]:
