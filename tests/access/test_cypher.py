@@ -17,11 +17,30 @@ ANA = Principal(
 def test_anonymous_fragment_reads_public_level_zero_only() -> None:
     text, params = visible_where(None, "d")
     assert text == (
-        "(coalesce(d.sensitivity <= $vis_0, false) AND coalesce(d.hierarchy_level <= $vis_1, "
-        "false) AND any(vis_item IN coalesce(d.acl, []) WHERE vis_item IN $vis_2) AND "
-        "(coalesce(d.visibility = $vis_3, false)))"
+        "(coalesce(d.owner_id = $vis_0, false) OR (coalesce(d.sensitivity <= $vis_1, false) AND "
+        "coalesce(d.hierarchy_level <= $vis_2, false) AND any(vis_item IN coalesce(d.acl, []) "
+        "WHERE vis_item IN $vis_3) AND (coalesce(d.visibility = $vis_4, false) OR "
+        "(coalesce(d.visibility = $vis_5, false) AND coalesce(d.org_id IN $vis_6, false)) OR "
+        "(coalesce(d.visibility = $vis_7, false) AND coalesce(d.project_id IN $vis_8, false)) OR "
+        "(coalesce(d.visibility = $vis_9, false) AND any(vis_item IN coalesce(d.acl, []) "
+        "WHERE vis_item IN $vis_10)))))"
     )
-    assert params == {"vis_0": 0, "vis_1": 0, "vis_2": [OPEN_ACL], "vis_3": "public"}
+    assert params == {
+        "vis_0": None, "vis_1": 0, "vis_2": 0, "vis_3": [OPEN_ACL], "vis_4": "public",
+        "vis_5": "org", "vis_6": [], "vis_7": "project", "vis_8": [], "vis_9": "restricted",
+        "vis_10": [],
+    }  # fmt: skip
+
+
+def test_every_principal_has_one_statement_text() -> None:
+    """The graph server plans a text once: what differs between principals is parameters."""
+    principals = [
+        None,
+        Principal(user_id="ana"),
+        Principal(org_ids=["acme"], roles=["finance"], clearance=2, hierarchy_level=3),
+        Principal(user_id="bo", project_ids=["atlas"]),
+    ]
+    assert len({visible_where(p, "n")[0] for p in principals}) == 1
 
 
 def test_values_travel_as_parameters_never_in_the_text() -> None:

@@ -1,9 +1,10 @@
 """The visibility policy as a Cypher boolean over one node: the WHERE fragment of graph reads.
 
-:func:`visible_where` compiles :func:`~trilha.access.policy.visibility_filter` (the same
-:class:`~trilha.index.filters.FilterExpr` the lexical and dense indices run) into Cypher over a
-node variable. Values travel as parameters (``$vis_0``, ``$vis_1``...); only the keys of
-:data:`~trilha.access.policy.ACCESS_KEYS` and the variable name are written into the text. The
+:func:`visible_where` compiles :func:`~trilha.access.policy.visibility_filter`'s rule (the
+rule the lexical and dense indices run, here in one shape for every principal:
+:func:`uniform_filter`) into Cypher over a node variable. Values travel as parameters
+(``$vis_0``, ``$vis_1``...); only the keys of :data:`~trilha.access.policy.ACCESS_KEYS` and
+the variable name are written into the text. The
 parameter names depend on the principal alone, so the fragments of two variables in one
 statement share them.
 
@@ -26,10 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from trilha.access.policy import ACCESS_KEYS, visibility_filter
+from trilha.access.policy import ACCESS_KEYS
 from trilha.access.principal import Principal
 from trilha.errors import BadRequestError
-from trilha.index.filters import Condition, FilterExpr
+from trilha.index.filters import Condition, FilterExpr, Op
+from trilha.types import OPEN_ACL
 
 #: Access keys stored as lists on nodes.
 LIST_KEYS = frozenset({"acl"})
@@ -108,7 +110,7 @@ class CypherVisibility:
             raise BadRequestError(f"parameter prefix {prefix!r} is not a plain identifier")
         compiler = _Compiler(prefix, access=access)
         who = principal or Principal.anonymous()
-        template = compiler.expr(visibility_filter(who))
+        template = compiler.expr(uniform_filter(who))
         return cls(template=template, params=compiler.params)
 
     def where(self, var: str) -> str:
@@ -116,6 +118,43 @@ class CypherVisibility:
         if not _VAR.match(var):
             raise BadRequestError(f"Cypher variable {var!r} is not a plain identifier")
         return self.template.replace("{v}", var)
+
+
+def uniform_filter(principal: Principal) -> FilterExpr:
+    """:func:`~trilha.access.policy.visibility_filter`'s rule in one shape for every principal.
+
+    The policy leaves out the scopes a principal has nothing for (no org, no project, no role,
+    no user id), so its Cypher text would vary with the principal, and a graph server plans each
+    text anew (FalkorDB takes seconds to plan some of the graph reads). Here every scope is
+    written, and one the principal lacks tests against an empty list (``x IN []``) or a null
+    owner (``x = null``), both false: the same nodes pass, and every principal's statements are
+    one text, planned once.
+    """
+    roles = list(principal.roles)
+
+    def test(key: str, op: Op, value: Any) -> Condition:
+        if value is None or value == []:  # no node passes; skip the model's non-empty check
+            return Condition.model_construct(key=key, op=op, value=value)
+        return Condition(key=key, op=op, value=value)
+
+    def scope(kind: str, key: str, values: list[str]) -> FilterExpr:
+        return FilterExpr(parts=[test("visibility", "eq", kind), test(key, "in", values)])
+
+    scopes: list[Condition | FilterExpr] = [
+        test("visibility", "eq", "public"),
+        scope("org", "org_id", list(principal.org_ids)),
+        scope("project", "project_id", list(principal.project_ids)),
+        scope("restricted", "acl", roles),
+    ]
+    admitted = FilterExpr(
+        parts=[
+            test("sensitivity", "lte", principal.clearance),
+            test("hierarchy_level", "lte", principal.hierarchy_level),
+            test("acl", "in", [OPEN_ACL, *roles]),
+            FilterExpr(mode="or", parts=scopes),
+        ]
+    )
+    return FilterExpr(mode="or", parts=[test("owner_id", "eq", principal.user_id), admitted])
 
 
 def visible_where(principal: Principal | None, var: str) -> tuple[str, dict[str, Any]]:

