@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[dev,graph]"
+	$(BIN)/pip install -q -e ".[dev,graph,server]"
+	@# the inspector page's browser test runs Debian's chromium; it skips, saying so, without it
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get install -y -q --no-install-recommends chromium >/dev/null; } || \
+		echo "chromium not installed: the inspector's browser test will skip"
 	touch $(STAMP)
 
 demo: setup

@@ -62,6 +62,20 @@ class _ServiceSettings(BaseSettings):
         10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
     )
 
+    # The HTTP service (trilha serve; trilha.server)
+    serve_host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
+    serve_port: int = Field(8080, ge=1, le=65535, description="Port `trilha serve` listens on.")
+    serve_workers: int = Field(
+        1,
+        ge=1,
+        le=1,
+        description="Service processes. One: an embedded workspace is held by one process, and "
+        "that process serves requests concurrently (async).",
+    )
+    serve_config: Path | None = Field(
+        None, description="The service file (projects, tenants, API keys); see trilha.server."
+    )
+
 
 class TrilhaSettings(_ServiceSettings):
     """Every knob of the retrieval pipeline, with the seeds' defaults."""

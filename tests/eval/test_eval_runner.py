@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from trilha.cli.main import main
 from trilha.eval.runner import RerankOptions, rank_scores, rerank_options, run_eval
 from trilha.eval.systems import by_document
 from trilha.settings import TrilhaSettings
@@ -248,3 +249,15 @@ def test_bad_system_names_are_refused_before_any_work(
     with pytest.raises(BadRequestError, match=message):
         run_eval(beir_folder, tmp_path / "x.json", systems=systems, progress=False)
     assert not (tmp_path / ".trilha-eval").exists()
+
+
+def test_bench_sparse_lexical_matches_bm25s(
+    beir_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sparse.json"
+    args = ["bench", "--data", str(beir_folder), "--out", str(out), "--sparse-lexical"]
+    assert main(args) == 0
+    report = json.loads(out.read_text())
+    assert report["ndcg@10"]["bm25s"] == report["ndcg@10"]["qdrant_sparse"]
+    assert report["top10_overlap"] == 1.0 and report["max_relative_score_gap"] < 1e-5
+    assert "qdrant_sparse" in capsys.readouterr().out

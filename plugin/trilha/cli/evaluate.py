@@ -103,6 +103,11 @@ def _add_run_options(sp: argparse.ArgumentParser, data_required: bool) -> None:
 
 def _add_graph_bench_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument(
+        "--sparse-lexical",
+        action="store_true",
+        help="only compare BM25 on bm25s with BM25 as Qdrant sparse vectors (IDF) on --data",
+    )
+    sp.add_argument(
         "--graph",
         action="store_true",
         help="also time subgraph, path and "
@@ -165,6 +170,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Warm latency of each system, stage timings, ingest and optional scale and graph tests."""
     if not (args.data or args.graph):
         raise BadRequestError("bench needs --data DIR, --graph, or both")
+    if args.sparse_lexical:
+        return _bench_sparse(args)
     report = _bench_data(args) if args.data else {}
     if args.graph:
         from trilha.graph.bench import bench_backends
@@ -174,6 +181,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2))
     print(json.dumps({k: v for k, v in report.items() if k != "systems"}, indent=2))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _bench_sparse(args: argparse.Namespace) -> int:
+    from trilha.eval.sparse_compare import compare_lexical
+
+    if not args.data:
+        raise BadRequestError("--sparse-lexical needs --data DIR (a BEIR folder)")
+    lang = language_code(args.lang) if getattr(args, "lang", None) else "en"
+    report = compare_lexical(Path(args.data), lang=lang, max_queries=args.queries or None)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
     print(f"wrote {args.out}")
     return 0
 

@@ -27,8 +27,10 @@ from trilha.cli import (
     info,
     ingest,
     jobs,
+    load,
     prequery,
     query,
+    serve,
     tune,
 )
 from trilha.errors import TrilhaError
@@ -58,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         prequery.add_parser,
         context.add_parser,
         jobs.add_parser,
+        serve.add_parser,
+        load.add_parser,
     ):
         add_parser(sub)
     return p

@@ -102,30 +102,35 @@ class Orchestrator:
                 self._loaded = (key, load_principals(path))
             return self._loaded[1]
 
-    def retrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
+    def retrieve(
+        self, request: RetrievalRequest | Mapping[str, Any], principal: Principal | None = None
+    ) -> ContextBundle:
         """The ContextBundle for ``request`` (a request or a mapping of its fields); the plan's
         sources are read concurrently, in threads (the graph store and the encoder release the
-        GIL while they work)."""
-        req, ask, steps, started = self._prepare(request)
+        GIL while they work). ``principal``, when a front that authenticated the caller (the
+        HTTP service) gives it, is read as instead of ``user_id``'s entry in the directory."""
+        req, ask, steps, started = self._prepare(request, principal)
         runs = [self._pool.submit(timed, partial(run, ask)) for run in self._sources(ask)]
         founds = [run.result() for run in runs]
         return self._finish(req, ask, founds, steps, started)
 
-    async def aretrieve(self, request: RetrievalRequest | Mapping[str, Any]) -> ContextBundle:
+    async def aretrieve(
+        self, request: RetrievalRequest | Mapping[str, Any], principal: Principal | None = None
+    ) -> ContextBundle:
         """:meth:`retrieve` with the plan's sources read concurrently."""
-        req, ask, steps, started = await asyncio.to_thread(self._prepare, request)
+        req, ask, steps, started = await asyncio.to_thread(self._prepare, request, principal)
         runs = [asyncio.to_thread(timed, partial(run, ask)) for run in self._sources(ask)]
         founds = list(await asyncio.gather(*runs))
         return await asyncio.to_thread(self._finish, req, ask, founds, steps, started)
 
     def _prepare(
-        self, request: RetrievalRequest | Mapping[str, Any]
+        self, request: RetrievalRequest | Mapping[str, Any], principal: Principal | None = None
     ) -> tuple[RetrievalRequest, Ask, list[StepTrace], float]:
         started = time.perf_counter()
         if self.recorder.closed:
             raise WorkspaceError("this orchestrator is closed; make a new Orchestrator(workspace)")
         req = RetrievalRequest.of(request)
-        principal = self.principal_for(req.user_id)
+        principal = principal or self.principal_for(req.user_id)
         _check_project(req, principal)
         config = self.config.for_user(req.user_id)
         finder = self._finder(principal)

@@ -1,0 +1,62 @@
+"""``trilha serve``: the HTTP service (FastAPI on uvicorn) over one workspace or a service file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from trilha.cli.options import add_workspace_options, say, settings_of
+from trilha.errors import BadRequestError, MissingDependencyError
+
+
+def add_parser(sub: Any) -> None:
+    """The ``serve`` command and its options."""
+    sp = sub.add_parser(
+        "serve",
+        help="serve the HTTP API (/v1/retrieve, /v1/query, /v1/context, /graphrag/*, /healthz)",
+        description="Serve the workspaces of a service file (--config: projects, tenants, API "
+        "keys), or one workspace (-w) to anonymous callers, who read public items only. "
+        "OpenAPI at /docs and /openapi.json.",
+    )
+    add_workspace_options(sp)
+    sp.add_argument("--config", type=Path, help="service file (default: TRILHA_SERVE_CONFIG)")
+    sp.add_argument("--host", help="address to listen on (default: TRILHA_SERVE_HOST, 127.0.0.1)")
+    sp.add_argument("--port", type=int, help="port (default: TRILHA_SERVE_PORT, 8080)")
+    sp.set_defaults(func=cmd_serve)
+
+
+def service_config(args: argparse.Namespace, settings: Any) -> Any:
+    """The service file's config, or one workspace served as project ``default``."""
+    from trilha.server.config import ServiceConfig, load_service_config
+
+    path = args.config or settings.serve_config
+    if path is not None:
+        if getattr(args, "workspace", None):
+            raise BadRequestError("give --config or --workspace, not both")
+        return load_service_config(Path(path))
+    if not (settings.workspace / "units.sqlite").exists():
+        raise BadRequestError(
+            f"no trilha workspace at {settings.workspace}; pass -w WORKSPACE or --config FILE"
+        )
+    return ServiceConfig.single(settings.workspace)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Open the projects and serve until interrupted."""
+    try:
+        import uvicorn
+
+        from trilha.server import create_app
+    except ImportError as e:
+        raise MissingDependencyError("fastapi", "server", "trilha serve") from e
+    settings = settings_of(args)
+    config = service_config(args, settings)
+    host = args.host or settings.serve_host
+    port = args.port if args.port is not None else settings.serve_port
+    if not 1 <= port <= 65535:
+        raise BadRequestError(f"--port {port} is not a port; give 1–65535")
+    say(args, f"serving {', '.join(config.projects)} on http://{host}:{port} (OpenAPI at /docs)")
+    app = create_app(config=config, settings=settings)
+    uvicorn.run(app, host=host, port=port, workers=settings.serve_workers, log_level="warning")
+    return 0

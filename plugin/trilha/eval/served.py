@@ -1,0 +1,66 @@
+"""A ``trilha serve`` process on a free loopback port, for measurements that need the service
+as callers see it (``trilha load``); stopped, and its workspaces released, on exit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from trilha.errors import BackendUnavailableError
+
+#: Seconds ``trilha serve`` may take to answer its first /healthz (models load at start).
+START_TIMEOUT_S = 180.0
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now, on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def served(config: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run ``trilha serve --config config`` until the block ends; yields its base URL."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "trilha.cli.main", "serve", "--config", str(config),
+           "--port", str(port)]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(proc, url)
+        yield url
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
+            raise BackendUnavailableError(f"trilha serve exited: {err.splitlines()[-1:] or '?'}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2).status_code in (200, 503):
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise BackendUnavailableError(f"trilha serve did not answer in {START_TIMEOUT_S:.0f} s")

@@ -1,0 +1,76 @@
+"""The FastAPI app: :func:`create_app` over open :class:`~trilha.server.projects.Projects`.
+
+``create_app(projects)`` serves projects the caller opened (and closes); ``create_app(config=…)``
+opens them at start-up and closes them at shutdown (what ``trilha serve`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI, Request, Response
+
+from trilha.server import errors, metrics, routes
+from trilha.server.metrics import ServiceMetrics
+from trilha.server.projects import Projects
+
+if TYPE_CHECKING:
+    from trilha.server.config import ServiceConfig
+    from trilha.settings import TrilhaSettings
+
+#: The largest request body read (bytes).
+MAX_BODY_BYTES = 1_048_576
+
+DESCRIPTION = (
+    "Hybrid, graph-aware retrieval with provenance. Every call reads as the principal its API "
+    "key names (`Authorization: Bearer KEY` or `X-API-Key: KEY`); `project_id` picks one of "
+    'the key\'s projects. Errors are `{"detail": "…"}` with a 4xx, or a 503 with '
+    "`Retry-After` when an index cannot answer."
+)
+
+
+def create_app(
+    projects: Projects | None = None,
+    *,
+    config: ServiceConfig | None = None,
+    settings: TrilhaSettings | None = None,
+) -> FastAPI:
+    """The service over ``projects``, or over the projects of ``config`` opened at start-up."""
+    if (projects is None) == (config is None):
+        raise ValueError("give the open projects or a service config, one of them")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if config is not None:
+            app.state.projects = Projects.open(config, settings)
+            app.state.projects.warm()
+        try:
+            yield
+        finally:
+            if config is not None:
+                app.state.projects.close()
+
+    app = FastAPI(title="trilha", description=DESCRIPTION, version="1", lifespan=lifespan)
+    if projects is not None:
+        app.state.projects = projects
+    app.state.metrics = ServiceMetrics()
+    errors.install(app)
+    _limit_bodies(app)
+    metrics.install(app, app.state.metrics)
+    app.include_router(routes.router)
+    return app
+
+
+def _limit_bodies(app: FastAPI) -> None:
+    """Refuse a body over :data:`MAX_BODY_BYTES` (413) before reading it."""
+
+    @app.middleware("http")
+    async def _limited(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            return errors.problem(413, f"the body is over {MAX_BODY_BYTES} bytes; send less")
+        return await call_next(request)

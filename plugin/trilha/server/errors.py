@@ -1,0 +1,114 @@
+"""Every error as one clear line over HTTP: ``{"detail": "..."}`` with a 4xx, or a 503 with
+``Retry-After`` when an index itself cannot answer. Nothing reaches a caller as a traceback."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from trilha.errors import (
+    BackendUnavailable,
+    BackendUnavailableError,
+    BadRequestError,
+    ConfigurationError,
+    MissingDependencyError,
+    ModelLoadError,
+    TrilhaError,
+    WorkspaceError,
+    one_line,
+)
+
+log = logging.getLogger(__name__)
+
+#: Body fields that would name the caller; refused with their own message.
+CALLER_FIELDS = ("principal", "user_id", "tenant", "tenant_id")
+
+#: Seconds a caller is told to wait when an index is down.
+RETRY_AFTER_S = 30
+
+
+class ApiError(Exception):
+    """A refusal with its HTTP status (401, 403, 404...) and one line saying what to do."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def status_of(error: TrilhaError) -> int:
+    """The HTTP status of an error trilha raised on purpose."""
+    if isinstance(error, BadRequestError):
+        return 400
+    if isinstance(error, WorkspaceError | BackendUnavailable | BackendUnavailableError):
+        return 503
+    if isinstance(error, ModelLoadError | MissingDependencyError):
+        return 503
+    if isinstance(error, ConfigurationError):
+        return 409  # this service is not set up to do it (no graph, no model...)
+    return 400
+
+
+def problem(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The response for one error."""
+    extra = dict(headers or {})
+    if status == 503:
+        extra.setdefault("Retry-After", str(RETRY_AFTER_S))
+    return JSONResponse({"detail": message}, status_code=status, headers=extra)
+
+
+def validation_line(error: RequestValidationError) -> str:
+    """The first problem of a body that does not validate, as ``field: message``."""
+    problems: list[Any] = list(error.errors())
+    if not problems:
+        return "the request does not validate; check it against /openapi.json"
+    first = problems[0]
+    loc = [str(p) for p in first.get("loc", ()) if p != "body"]
+    where = ".".join(loc) or "body"
+    text = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    if first.get("type") == "extra_forbidden":
+        text = (
+            "the caller comes from the API key, never from the body; remove it"
+            if loc and loc[-1] in CALLER_FIELDS
+            else "not a field of this request; see /openapi.json for the fields"
+        )
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{where}: {text}{more}"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn exceptions into one-line responses."""
+
+    @app.exception_handler(ApiError)
+    async def _api(_: Request, e: ApiError) -> JSONResponse:
+        return problem(e.status, e.message, e.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        return problem(422, validation_line(e))
+
+    @app.exception_handler(ValidationError)
+    async def _model(_: Request, e: ValidationError) -> JSONResponse:
+        return problem(422, one_line(e))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        return problem(e.status_code, str(e.detail), dict(e.headers or {}))
+
+    @app.exception_handler(TrilhaError)
+    async def _trilha(_: Request, e: TrilhaError) -> JSONResponse:
+        return problem(status_of(e), str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, e: Exception) -> JSONResponse:
+        ref = uuid.uuid4().hex[:12]
+        log.exception("unexpected error %s on %s %s", ref, request.method, request.url.path)
+        return problem(500, f"internal error {ref}; the service log has its details")

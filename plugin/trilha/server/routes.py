@@ -1,0 +1,206 @@
+"""The endpoints: each resolves the caller's project and principal from the API key
+(:meth:`~trilha.server.projects.Projects.resolve`), calls the Python API as it is, records the
+trace in the metrics, and returns the API's own model. No retrieval logic lives here."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from importlib.resources import files
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, Header, Request, Response
+from fastapi.responses import HTMLResponse
+
+from trilha.access.principal import Principal
+from trilha.answer import Answer, aask
+from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
+from trilha.memory.stats import JobStats
+from trilha.orchestrate import ContextBundle, RetrievalRequest
+from trilha.retrieve.dual import DualResult, dual_search
+from trilha.retrieve.features import FeatureResult, feature_search
+from trilha.server.bodies import (
+    ContextBody,
+    DualBody,
+    FeaturesBody,
+    PathBody,
+    QueryBody,
+    RetrieveBody,
+    RetrieveResponse,
+    SubgraphBody,
+    TopNBody,
+)
+from trilha.server.errors import ApiError
+from trilha.server.health import health
+from trilha.server.metrics import ServiceMetrics
+from trilha.server.projects import Caller, Projects, Resolved
+
+if TYPE_CHECKING:
+    from trilha.graph.service import GraphService
+
+T = TypeVar("T")
+router = APIRouter()
+
+
+def _projects(request: Request) -> Projects:
+    projects: Projects = request.app.state.projects
+    return projects
+
+
+def _metrics(request: Request) -> ServiceMetrics:
+    metrics: ServiceMetrics = request.app.state.metrics
+    return metrics
+
+
+def caller(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Header()] = None,
+) -> Caller:
+    """The caller the request's key names (401 without a valid one, unless keyless calls are
+    served as anonymous)."""
+    return _projects(request).caller(authorization, x_api_key)
+
+
+Who = Annotated[Caller, Depends(caller)]
+
+
+def _resolve(request: Request, who: Caller, project_id: str | None) -> Resolved:
+    return _projects(request).resolve(who, project_id)
+
+
+@router.post("/v1/retrieve", response_model=RetrieveResponse, tags=["retrieval"])
+async def retrieve(body: RetrieveBody, who: Who, request: Request) -> RetrieveResponse:
+    """Hybrid search (seed 001): BM25 ∪ dense, weighted or RRF, KG boost, expansion, rerank."""
+    r = _resolve(request, who, body.project_id)
+    result = await r.project.workspace.asearch(
+        body.query, top_k=body.top_k, merge=body.strategy, kg=body.include_kg,
+        expand=body.expand_query, rerank=body.rerank, filters=body.filters,
+        principal=r.principal,
+    )  # fmt: skip
+    t = result.trace
+    stages = [(s.name, s.latency_ms) for s in t.stages]
+    _metrics(request).trace("/v1/retrieve", stages, t.cache_hit, len(t.warnings))
+    return RetrieveResponse(
+        hits=result.hits, cache_hit=t.cache_hit, expansion_queries=t.expansion_queries, trace=t
+    )
+
+
+@router.post("/v1/query", response_model=Answer, tags=["answers"])
+async def query(body: QueryBody, who: Who, request: Request) -> Answer:
+    """A short cited answer (seed 002's request and response)."""
+    r = _resolve(request, who, body.project_id)
+    answer = await aask(
+        r.project.workspace, body.question, project_id=body.project_id, filters=body.filters,
+        params=body.params, principal=r.principal,
+    )  # fmt: skip
+    t = answer.trace
+    stages = [(n.name, n.latency_ms) for n in t.nodes]
+    _metrics(request).trace("/v1/query", stages, t.cache_hit, len(t.warnings))
+    return answer
+
+
+@router.post("/v1/context", response_model=ContextBundle, tags=["orchestrator"])
+async def context(body: ContextBody, who: Who, request: Request) -> ContextBundle:
+    """The orchestrator's ContextBundle for the key's user."""
+    r = _resolve(request, who, body.project_id)
+    user_id = r.principal.user_id
+    if user_id is None:
+        raise ApiError(403, "the orchestrator answers named users; use a key that names a user")
+    fields: dict[str, Any] = body.model_dump(exclude={"project_id"}, exclude_none=True)
+    req = RetrievalRequest.make(user_id=user_id, **fields)
+    bundle = await r.project.orchestrator.aretrieve(req, r.principal)
+    stages = [(s.step, s.latency_ms) for s in bundle.trace.steps]
+    _metrics(request).trace("/v1/context", stages, None, len(bundle.trace.warnings))
+    return bundle
+
+
+@router.post("/v1/factual/dual-search", response_model=DualResult, tags=["retrieval"])
+async def dual(body: DualBody, who: Who, request: Request) -> DualResult:
+    """Facts and thesis searched separately, with the divergence report (seed 001)."""
+    r = _resolve(request, who, body.project_id)
+    return await asyncio.to_thread(
+        dual_search, r.project.workspace, body.facts, body.thesis, top_k=body.top_k,
+        filters=body.filters, principal=r.principal,
+    )  # fmt: skip
+
+
+@router.post("/v1/search/features", response_model=FeatureResult, tags=["retrieval"])
+async def features(body: FeaturesBody, who: Who, request: Request) -> FeatureResult:
+    """Documents whose extracted fields pass the filters (seed 001)."""
+    r = _resolve(request, who, body.project_id)
+    return await asyncio.to_thread(
+        feature_search, r.project.workspace, body.filters(), r.principal, body.limit
+    )
+
+
+async def _graph(
+    request: Request,
+    who: Caller,
+    project_id: str | None,
+    call: Callable[[GraphService, Principal], T],
+) -> T:
+    """``call`` on the project's graph (409 when it has none), off the event loop."""
+    r = _resolve(request, who, project_id)
+    graph = r.project.workspace.require_graph()
+    return await asyncio.to_thread(call, graph, r.principal)
+
+
+@router.post("/graphrag/subgraph", response_model=SubgraphResult, tags=["graph"])
+async def subgraph(body: SubgraphBody, who: Who, request: Request) -> SubgraphResult:
+    """A document's neighbourhood (≤ 2 hops) as the caller sees it (seed 003)."""
+    return await _graph(request, who, body.project_id, lambda g, p: g.subgraph(
+        body.doc_id, body.entity_names, body.max_hops, body.limit, principal=p))  # fmt: skip
+
+
+@router.post("/graphrag/path", response_model=PathResult, tags=["graph"])
+async def path(body: PathBody, who: Who, request: Request) -> PathResult:
+    """The shortest path between two entities (seed 003)."""
+    return await _graph(request, who, body.project_id, lambda g, p: g.path(
+        body.source_entity, body.target_entity, body.max_length, principal=p))  # fmt: skip
+
+
+@router.post("/graphrag/topn", response_model=TopNResult, tags=["graph"])
+async def topn(body: TopNBody, who: Who, request: Request) -> TopNResult:
+    """Related documents with their reasons (seed 003)."""
+    return await _graph(request, who, body.project_id, lambda g, p: g.topn(
+        body.entity_names, body.category, body.language, body.limit, principal=p))  # fmt: skip
+
+
+@router.get("/v1/jobs/stats", response_model=JobStats, tags=["operations"])
+async def jobs_stats(who: Who, request: Request, project_id: str | None = None) -> JobStats:
+    """The retrieval job log's statistics (keys marked ``operator`` only)."""
+    r = _resolve(request, who, project_id)
+    if who.key is None or not who.key.operator:
+        raise ApiError(403, "job statistics are for operator keys; ask the operator")
+    return await asyncio.to_thread(r.project.orchestrator.jobs.stats)
+
+
+@router.get("/healthz", tags=["operations"])
+async def healthz(request: Request, response: Response) -> dict[str, Any]:
+    """Each project's backends; 503 when an index of one cannot answer."""
+    report = await asyncio.to_thread(health, _projects(request))
+    if report["status"] != "ok":
+        response.status_code = 503
+    return report
+
+
+@router.get("/metrics", tags=["operations"], response_class=Response)
+async def metrics(request: Request) -> Response:
+    """Prometheus text: requests, latencies per stage, cache hit rate, degradations."""
+    return _metrics(request).text()
+
+
+#: The inspector page may run its own inline script and style, and talk to this service only.
+_UI_POLICY = (
+    "default-src 'none'; connect-src 'self'; script-src 'unsafe-inline'; "
+    "style-src 'unsafe-inline'; img-src 'self' data:"
+)
+
+
+@router.get("/ui", include_in_schema=False, response_class=HTMLResponse)
+async def ui() -> HTMLResponse:
+    """The retrieval inspector: a question, ranked results with each stage's score, citations,
+    the trace, the context bundle and the subgraph (no build step, no outside assets)."""
+    page = files("trilha.server").joinpath("ui.html").read_text(encoding="utf-8")
+    return HTMLResponse(page, headers={"Content-Security-Policy": _UI_POLICY})
