@@ -54,5 +54,6 @@ def test_load_runs_against_a_served_workspace(
     data = json.loads(out.read_text())
     assert data["errors"] == 0 and data["requests"] > 0 and data["cache"] is False
     assert data["routes"]["/v1/retrieve"]["statuses"].keys() == {"200"}
-    assert {"python_p50_ms", "http_p50_ms", "overhead_p50_ms"} <= set(data["overhead"])
+    assert {"python_p50_ms", "http_p50_ms", "service_p50_ms"} <= set(data["overhead"])
+    assert 0 < data["overhead"]["service_p50_ms"] < data["overhead"]["http_p50_ms"]
     assert "3 clients (think 0 ms), 3 s:" in capsys.readouterr().out

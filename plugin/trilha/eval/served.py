@@ -30,16 +30,19 @@ def free_port() -> int:
 
 @contextmanager
 def served(config: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``trilha serve --config config`` until the block ends; yields its base URL."""
+    """Run ``trilha serve --config config`` until the block ends; yields its base URL. Its
+    log goes to ``serve.log`` beside ``config`` (a pipe nobody reads would fill and stall it)."""
     port = free_port()
     cmd = [sys.executable, "-m", "trilha.cli.main", "serve", "--config", str(config),
            "--port", str(port)]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    log = config.with_name("serve.log")
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            cmd, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=sink
+        )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(proc, url)
+        _wait_ready(proc, url, log)
         yield url
     finally:
         if proc.poll() is None:
@@ -51,12 +54,12 @@ def served(config: Path, env: dict[str, str] | None = None) -> Iterator[str]:
                 proc.wait()
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
-            raise BackendUnavailableError(f"trilha serve exited: {err.splitlines()[-1:] or '?'}")
+            lines = log.read_text(errors="replace").strip().splitlines()
+            raise BackendUnavailableError(f"trilha serve exited: {lines[-1] if lines else '?'}")
         try:
             if httpx.get(f"{url}/healthz", timeout=2).status_code in (200, 503):
                 return

@@ -6,13 +6,14 @@ opens them at start-up and closes them at shutdown (what ``trilha serve`` does).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 
-from trilha.server import errors, metrics, routes
+from trilha.server import errors, routes
+from trilha.server.edge import Edge
 from trilha.server.metrics import ServiceMetrics
 from trilha.server.projects import Projects
 
@@ -57,20 +58,6 @@ def create_app(
         app.state.projects = projects
     app.state.metrics = ServiceMetrics()
     errors.install(app)
-    _limit_bodies(app)
-    metrics.install(app, app.state.metrics)
+    app.add_middleware(Edge, metrics=app.state.metrics, max_body=MAX_BODY_BYTES)
     app.include_router(routes.router)
     return app
-
-
-def _limit_bodies(app: FastAPI) -> None:
-    """Refuse a body over :data:`MAX_BODY_BYTES` (413) before reading it."""
-
-    @app.middleware("http")
-    async def _limited(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            return errors.problem(413, f"the body is over {MAX_BODY_BYTES} bytes; send less")
-        return await call_next(request)

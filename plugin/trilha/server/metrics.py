@@ -8,10 +8,9 @@ so two apps in one process (tests) do not share counters.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -59,20 +58,3 @@ class ServiceMetrics:
     def text(self) -> Response:
         """The exposition of every metric."""
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
-
-
-def install(app: FastAPI, metrics: ServiceMetrics) -> None:
-    """Count and time every request by its route template (``/v1/retrieve``), never by the
-    raw path, so a caller cannot make labels without end."""
-
-    @app.middleware("http")
-    async def _timed(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        start = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        name = getattr(route, "path", None) or "unmatched"
-        metrics.requests.labels(route=name, status=str(response.status_code)).inc()
-        metrics.latency.labels(route=name).observe(time.perf_counter() - start)
-        return response

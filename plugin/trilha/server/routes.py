@@ -5,12 +5,14 @@ trace in the metrics, and returns the API's own model. No retrieval logic lives 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from importlib.resources import files
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Header, Request, Response
 from fastapi.responses import HTMLResponse
+from pydantic import BaseModel
 
 from trilha.access.principal import Principal
 from trilha.answer import Answer, aask
@@ -65,14 +67,22 @@ def caller(
 Who = Annotated[Caller, Depends(caller)]
 
 
+def _json(model: BaseModel, headers: dict[str, str] | None = None) -> Response:
+    """``model`` as JSON, serialised once (the route's ``response_model`` documents it; FastAPI
+    would otherwise validate and serialise it again)."""
+    return Response(model.model_dump_json(), media_type="application/json", headers=headers)
+
+
 def _resolve(request: Request, who: Caller, project_id: str | None) -> Resolved:
     return _projects(request).resolve(who, project_id)
 
 
 @router.post("/v1/retrieve", response_model=RetrieveResponse, tags=["retrieval"])
-async def retrieve(body: RetrieveBody, who: Who, request: Request) -> RetrieveResponse:
-    """Hybrid search (seed 001): BM25 ∪ dense, weighted or RRF, KG boost, expansion, rerank."""
+async def retrieve(body: RetrieveBody, who: Who, request: Request) -> Response:
+    """Hybrid search (seed 001): BM25 ∪ dense, weighted or RRF, KG boost, expansion, rerank.
+    ``Server-Timing: call;dur=…`` says how long the Python call took (the rest is HTTP)."""
     r = _resolve(request, who, body.project_id)
+    start = time.perf_counter()
     result = await r.project.workspace.asearch(
         body.query, top_k=body.top_k, merge=body.strategy, kg=body.include_kg,
         expand=body.expand_query, rerank=body.rerank, filters=body.filters,
@@ -81,13 +91,15 @@ async def retrieve(body: RetrieveBody, who: Who, request: Request) -> RetrieveRe
     t = result.trace
     stages = [(s.name, s.latency_ms) for s in t.stages]
     _metrics(request).trace("/v1/retrieve", stages, t.cache_hit, len(t.warnings))
-    return RetrieveResponse(
+    call_ms = (time.perf_counter() - start) * 1000
+    response = RetrieveResponse(
         hits=result.hits, cache_hit=t.cache_hit, expansion_queries=t.expansion_queries, trace=t
     )
+    return _json(response, {"Server-Timing": f"call;dur={call_ms:.2f}"})
 
 
 @router.post("/v1/query", response_model=Answer, tags=["answers"])
-async def query(body: QueryBody, who: Who, request: Request) -> Answer:
+async def query(body: QueryBody, who: Who, request: Request) -> Response:
     """A short cited answer (seed 002's request and response)."""
     r = _resolve(request, who, body.project_id)
     answer = await aask(
@@ -97,11 +109,11 @@ async def query(body: QueryBody, who: Who, request: Request) -> Answer:
     t = answer.trace
     stages = [(n.name, n.latency_ms) for n in t.nodes]
     _metrics(request).trace("/v1/query", stages, t.cache_hit, len(t.warnings))
-    return answer
+    return _json(answer)
 
 
 @router.post("/v1/context", response_model=ContextBundle, tags=["orchestrator"])
-async def context(body: ContextBody, who: Who, request: Request) -> ContextBundle:
+async def context(body: ContextBody, who: Who, request: Request) -> Response:
     """The orchestrator's ContextBundle for the key's user."""
     r = _resolve(request, who, body.project_id)
     user_id = r.principal.user_id
@@ -112,7 +124,7 @@ async def context(body: ContextBody, who: Who, request: Request) -> ContextBundl
     bundle = await r.project.orchestrator.aretrieve(req, r.principal)
     stages = [(s.step, s.latency_ms) for s in bundle.trace.steps]
     _metrics(request).trace("/v1/context", stages, None, len(bundle.trace.warnings))
-    return bundle
+    return _json(bundle)
 
 
 @router.post("/v1/factual/dual-search", response_model=DualResult, tags=["retrieval"])
