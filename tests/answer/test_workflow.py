@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from trilha.access import Principal
 from trilha.answer import NoAnswer, aask, ask, ask_request
+from trilha.answer.context import RERANK_WINDOW_TOKENS, Terms, focus
 from trilha.answer.nodes import rerank_results
 from trilha.answer.run import Run
 from trilha.answer.schemas import SchemaViolation, check, schema_of
 from trilha.answer.types import NODES, Answer, AskRequest, NodeTrace
 from trilha.errors import BadRequestError
 from trilha.rerank.cross_encoder import CrossEncoderReranker
-from trilha.types import Hit, StageScores
+from trilha.tokens import count_tokens
+from trilha.types import Hit, StageScores, TextUnit
 from trilha.workspace import Workspace
 
 MARIA = Principal(
@@ -162,6 +165,51 @@ def test_rerank_keeps_top_n(sample_ws: Workspace, tiny_cross_encoder: Path) -> N
     assert answer.metrics.retrieval.rerank_kept == 4
     assert answer.trace.search is not None and answer.trace.search.stage("rerank") is not None
     assert all(c.score is not None for c in answer.citations)
+
+
+class _Reading:
+    """A reranker that keeps what it was given to read and prefers longer passages."""
+
+    top_n = 12
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        self.read += passages
+        return [float(len(p)) for p in passages]
+
+    def rerank(self, query: str, hits: Sequence[Hit], top_n: int | None = None) -> list[Hit]:
+        raise AssertionError("the answer path reranks windows through score()")
+
+
+def test_rerank_reads_each_candidates_best_window(sample_ws: Workspace) -> None:
+    reading = _Reading()
+    sample_ws.use_reranker(reading)
+    try:
+        answer = ask(sample_ws, "How quickly must a security incident be reported to the SOC?",
+                     principal=ACME, rerank=True, top_n=3, k=10)  # fmt: skip
+    finally:
+        sample_ws.use_reranker(None)
+    assert len(reading.read) == 10 and answer.metrics.retrieval.rerank_kept == 3
+    heads = 40  # title and heading lines on top of the window
+    assert all(count_tokens(p) <= RERANK_WINDOW_TOKENS + heads for p in reading.read)
+    assert any("within 1 hour of detection" in p for p in reading.read)
+    assert answer.trace.search is not None
+    stage = answer.trace.search.stage("rerank")
+    assert stage is not None and stage.note and "windows" in stage.note
+
+
+def test_focus_keeps_a_short_unit_whole_and_cuts_a_long_one_to_its_best_window() -> None:
+    long = " ".join(f"Filler sentence number {i} about nothing much." for i in range(60))
+    long += " The VPN client must be updated every month. " + long
+    unit = TextUnit(unit_id="d#0", doc_id="d", text=long, title="Remote access")
+    terms = Terms("How often is the VPN client updated?", "en")
+    window = focus(Hit(unit=unit, scores=StageScores()), terms, tokens=60)
+    assert window.startswith("Remote access\n") and "VPN client must be updated" in window
+    assert count_tokens(window) <= 60 + 5
+    short = TextUnit(unit_id="e#0", doc_id="e", text="Short text.", title="T")
+    assert focus(Hit(unit=short, scores=StageScores()), terms) == "T\nShort text."
 
 
 def test_schemas_are_the_seeds_and_are_enforced() -> None:

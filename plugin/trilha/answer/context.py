@@ -22,6 +22,8 @@ from trilha.types import Hit
 
 #: The smallest window worth keeping (tokens).
 MIN_PIECE_TOKENS = 40
+#: Tokens of a candidate's text the reranker reads when ranking for an answer (:func:`focus`).
+RERANK_WINDOW_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,18 @@ def select_context(
         pieces.append(Piece(len(pieces) + 1, hit, text, tokens, window, tuple(sentences)))
         used += tokens
     return pieces, masked
+
+
+def focus(hit: Hit, terms: Terms, tokens: int = RERANK_WINDOW_TOKENS) -> str:
+    """What the reranker reads of a candidate: its title and heading, and its text when that
+    fits ``tokens``, else the window around its best-matching sentence (the part an answer
+    would cite; a cross-encoder's cost grows with the length it reads)."""
+    unit = hit.unit
+    heading = unit.heading if unit.heading != unit.title else None
+    text = unit.text
+    if count_tokens(text) > tokens:
+        text = _window(split_sentences(text), tokens, terms)
+    return "\n".join(p for p in (unit.title, heading, text) if p)
 
 
 def _window(sentences: list[str], room: int, terms: Terms) -> str:

@@ -3,20 +3,22 @@ checking its input and output against seed 000's schemas."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from trilha.access.policy import Access, visible
 from trilha.answer.compose import answer_text, compose, shaped
-from trilha.answer.context import Terms, select_context
+from trilha.answer.context import RERANK_WINDOW_TOKENS, Terms, focus, select_context
 from trilha.answer.parse import parse_question
 from trilha.answer.run import Run
 from trilha.answer.schemas import check
+from trilha.answer.sentences import split_sentences
 from trilha.errors import TrilhaError
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr, combine
 from trilha.index.language import detect_language, query_language
-from trilha.rerank.stage import rerank_result
-from trilha.types import Hit, SearchResult, Trace
+from trilha.rerank.base import apply_scores
+from trilha.types import Hit, SearchResult, StageTrace, Trace
 
 if TYPE_CHECKING:
     from trilha.answer.compose import LLMComposer
@@ -109,9 +111,7 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     run.reranked = candidates[: params.top_n]
     if params.rerank and candidates:
         try:
-            result = SearchResult(hits=candidates, trace=run.search or Trace())
-            reranked = rerank_result(ws.reranker, run.text, result, params.top_n)
-            run.reranked, run.search = reranked.hits, reranked.trace
+            run.reranked, run.search = _rerank_windows(ws, run, candidates, params.top_n)
         except (TrilhaError, OSError) as e:
             run.warnings.append(f"rerank unavailable ({e}); kept the fused order")
             run.rerank_model = "none"
@@ -119,6 +119,24 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     run.note(len(run.reranked), f"model {run.rerank_model}")
     if not run.reranked:
         run.stop_reason = "no candidate is visible to the caller after the guardrail"
+
+
+def _rerank_windows(
+    ws: Workspace, run: Run, candidates: list[Hit], top_n: int
+) -> tuple[list[Hit], Trace]:
+    """The candidates reordered by the cross-encoder reading each one's :func:`focus` window,
+    the best ``top_n`` kept; the search trace gains the ``rerank`` stage."""
+    start = time.perf_counter()
+    terms = Terms(run.text, run.lang, run.spent)
+    terms.fit([s for h in candidates for s in split_sentences(h.unit.text)])
+    reranker = ws.reranker
+    scores = reranker.score(run.text, [focus(h, terms) for h in candidates])
+    hits = apply_scores(candidates, scores, top_n, float(getattr(reranker, "blend", 0.0)))
+    trace = (run.search or Trace()).model_copy(deep=True)
+    note = f"windows of at most {RERANK_WINDOW_TOKENS} tokens"
+    ms = (time.perf_counter() - start) * 1000
+    trace.stages.append(StageTrace(name="rerank", count=len(hits), latency_ms=ms, note=note))
+    return hits, trace
 
 
 def build_answer(ws: Workspace, run: Run, llm: LLMComposer | None) -> None:
