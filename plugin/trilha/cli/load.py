@@ -95,23 +95,20 @@ def _http_p50(url: str, key: str, questions: list[str]) -> tuple[float, float]:
 
 def _prepare(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
     """Time the Python calls and gather the calls' material, with the workspace open here."""
+    from trilha.access.directory import find_principal
     from trilha.access.principal import Principal
     from trilha.workspace import Workspace
 
     questions = _questions()
     with Workspace.open(settings=settings, create=False) as ws:
-        principal = Principal(user_id="load") if args.user is None else _user(ws, args.user)
+        principal = (
+            Principal(user_id="load") if args.user is None else find_principal(ws.path, args.user)
+        )
         units = ws.searcher.lexical.units
         docs = sorted({u.doc_id for u in units})[:8]
         python_p50 = _python_p50(ws, questions, principal)
     return {"questions": questions, "docs": docs, "entities": list(ENTITIES),
             "principal": principal, "python_p50": python_p50}  # fmt: skip
-
-
-def _user(ws: Any, user: str) -> Any:
-    from trilha.access.directory import find_principal
-
-    return find_principal(ws.path, user)
 
 
 def _service_file(folder: Path, workspace: Path, principal: Any, key: str) -> Path:

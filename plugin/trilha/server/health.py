@@ -1,8 +1,8 @@
 """``GET /healthz``: each project's backends and whether the service can answer.
 
-An index that cannot answer (the unit store, the lexical side, the dense index) makes the whole
-report ``down`` (503); a graph, cache or model that is down only ``degraded`` (200), because
-searches go on without it, saying so in their traces.
+An index that cannot answer (the lexical side, which holds the unit store's snapshot, or the
+dense index) makes the whole report ``down`` (503); a graph, cache or model that is down only
+``degraded`` (200), because searches go on without it, saying so in their traces.
 """
 
 from __future__ import annotations
