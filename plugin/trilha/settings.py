@@ -68,9 +68,10 @@ class _ServiceSettings(BaseSettings):
     serve_workers: int = Field(
         1,
         ge=1,
-        le=1,
-        description="Service processes. One: an embedded workspace is held by one process, and "
-        "that process serves requests concurrently (async).",
+        le=64,
+        description="Service processes. One serves requests concurrently (async) and may hold "
+        "an embedded workspace; more open the workspaces read-only (TRILHA_READ_ONLY), so their "
+        "indices must be servers (TRILHA_QDRANT_URL, TRILHA_GRAPH_URL or no graph).",
     )
     serve_config: Path | None = Field(
         None, description="The service file (projects, tenants, API keys); see trilha.server."
@@ -83,6 +84,12 @@ class TrilhaSettings(_ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
 
     workspace: Path = Field(Path(".trilha"), description="Folder holding every index of a corpus.")
+    read_only: bool = Field(
+        False,
+        description="Open workspaces read-only, without the one-process lock, so several "
+        "processes share one corpus while one writer ingests (trilha.workspace.shared). Needs "
+        "the dense index on a Qdrant server (TRILHA_QDRANT_URL) and the graph on a server or off.",
+    )
 
     # Access defaults for documents that carry none (issue 8; trilha.access.policy)
     default_visibility: Literal["public", "org", "project", "private", "restricted"] = Field(

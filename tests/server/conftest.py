@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -76,3 +79,17 @@ def service(org_ws: Workspace, globex_ws: Workspace) -> Iterator[Service]:
     with TestClient(create_app(projects)) as client:
         yield Service(client, projects, docs)
     projects.close()
+
+
+def wait_until_serving(base: str, proc: subprocess.Popen[str], seconds: float = 180) -> None:
+    """Until ``trilha serve`` at ``base`` answers /healthz with 200 (fails if it exits)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        assert proc.poll() is None, proc.communicate()[1]
+        try:
+            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"trilha serve did not answer in {seconds:.0f} s"
+        time.sleep(0.5)

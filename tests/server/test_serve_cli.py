@@ -6,12 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.server.conftest import wait_until_serving
 from trilha.cli.main import main
 from trilha.eval.served import free_port
 from trilha.workspace import Workspace
@@ -44,16 +44,7 @@ def test_serve_answers_until_stopped_then_frees_the_workspace(served_ws: Path) -
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.communicate()[1]
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "trilha serve did not answer in 120 s"
-            time.sleep(0.5)
+        wait_until_serving(base, proc, 120)
         r = httpx.post(f"{base}/v1/retrieve", json={"query": "incident SOC"}, timeout=30)
         assert r.status_code == 200 and r.json()["hits"][0]["unit"]["doc_id"] == "runbook"
         assert "anonymous" in r.json()["trace"]["principal"]

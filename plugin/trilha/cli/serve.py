@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,12 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--config", type=Path, help="service file (default: TRILHA_SERVE_CONFIG)")
     sp.add_argument("--host", help="address to listen on (default: TRILHA_SERVE_HOST, 127.0.0.1)")
     sp.add_argument("--port", type=int, help="port (default: TRILHA_SERVE_PORT, 8080)")
+    sp.add_argument(
+        "--workers",
+        type=int,
+        help="service processes (default: TRILHA_SERVE_WORKERS, 1); more than one open the "
+        "workspaces read-only, so TRILHA_QDRANT_URL and a graph server (or no graph) are needed",
+    )
     sp.set_defaults(func=cmd_serve)
 
 
@@ -48,15 +55,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from trilha.server import create_app
+        from trilha.workspace.shared import check_shareable
     except ImportError as e:
         raise MissingDependencyError("fastapi", "server", "trilha serve") from e
     settings = settings_of(args)
+    workers = args.workers if args.workers is not None else settings.serve_workers
+    if not 1 <= workers <= 64:
+        raise BadRequestError(f"--workers {workers}: give 1–64 service processes")
+    if workers > 1:
+        settings = settings.model_copy(update={"read_only": True})
+        check_shareable(settings)
     config = service_config(args, settings)
     host = args.host or settings.serve_host
     port = args.port if args.port is not None else settings.serve_port
     if not 1 <= port <= 65535:
         raise BadRequestError(f"--port {port} is not a port; give 1–65535")
-    say(args, f"serving {', '.join(config.projects)} on http://{host}:{port} (OpenAPI at /docs)")
-    app = create_app(config=config, settings=settings)
-    uvicorn.run(app, host=host, port=port, workers=settings.serve_workers, log_level="warning")
+    processes = f" in {workers} processes" if workers > 1 else ""
+    say(args, f"serving {', '.join(config.projects)} on http://{host}:{port}{processes} "
+              "(OpenAPI at /docs)")  # fmt: skip
+    if workers == 1:
+        app = create_app(config=config, settings=settings)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+        return 0
+    os.environ.update(worker_environment(args, settings))
+    uvicorn.run(
+        "trilha.server.app:from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+    )
     return 0
+
+
+def worker_environment(args: argparse.Namespace, settings: Any) -> dict[str, str]:
+    """What each worker process reads its projects from (it starts from the environment):
+    read-only, and the service file or the workspace this command was given."""
+    env = {"TRILHA_READ_ONLY": "1"}
+    path = args.config or settings.serve_config
+    if path is not None:
+        env["TRILHA_SERVE_CONFIG"] = str(Path(path).resolve())
+    else:
+        env["TRILHA_WORKSPACE"] = str(Path(settings.workspace).resolve())
+    return env

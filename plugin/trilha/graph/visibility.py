@@ -84,10 +84,8 @@ class Visibility:
     def support(self, var: str) -> str:
         """How many visible chunks are behind ``var`` (a RELATED edge: the chunks mentioning
         both ends; an Entity: those mentioning it), summed over its access summary."""
-        return (
-            f"reduce(vis_n = 0, {summary.entries(var)} | vis_n + CASE WHEN "
-            f"{self.entry.where(var)} THEN {summary.count_of(var)} ELSE 0 END)"
-        )
+        counts = self._seen(var, summary.count_of(var))
+        return f"reduce(vis_n = 0, vis_c IN {counts} | vis_n + vis_c)"
 
     def salience(self, var: str) -> str:
         """The salience shown for Entity ``var``: the highest mention salience of the chunks
@@ -95,13 +93,19 @@ class Visibility:
         mentions it at all, its stored salience (a record's)."""
         at = summary.salience_of(var)
         best = (
-            f"reduce(vis_s = -1.0, {summary.entries(var)} | CASE WHEN {self.entry.where(var)} "
-            f"AND {at} > vis_s THEN {at} ELSE vis_s END)"
+            f"reduce(vis_s = null, vis_v IN {self._seen(var, at, f'{at} >= 0 AND ')} | "
+            "CASE WHEN vis_s IS NULL OR vis_v > vis_s THEN vis_v ELSE vis_s END)"
         )
-        return (
-            f"CASE WHEN {summary.has_entries(var)} THEN head([vis_m IN [{best}] WHERE vis_m >= 0]) "
-            f"ELSE {var}.salience END"
-        )
+        return f"CASE WHEN {summary.has_entries(var)} THEN {best} ELSE {var}.salience END"
+
+    def _seen(self, var: str, value: str, also: str = "") -> str:
+        """``value`` of each entry of ``var``'s summary the principal sees, as a list.
+
+        Entries are kept by a list comprehension, and a value is tested before the fold
+        rather than inside a ``reduce``'s ``CASE`` or a ``head()`` over a list after it:
+        FalkorDB plans those forms many times slower (0.6–1.2 s against 0.04–0.08 s for the
+        salience of one Entity on a fresh server), and each new statement pays it once."""
+        return f"[{summary.entries(var)} WHERE {also}{self.entry.where(var)} | {value}]"
 
     def supported(self, var: str) -> str:
         """Some visible chunk is behind ``var`` (see :meth:`support`)."""

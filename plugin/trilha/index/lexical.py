@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,15 +96,25 @@ class LexicalIndex:
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path, generation: int) -> None:
-        """Persist the BM25 matrices and the generation they reflect."""
+        """Persist the BM25 matrices and the generation they reflect.
+
+        The matrices go whole into a new folder, ``bm25-<generation>``, before ``state.json``
+        is replaced to point at it (a rename), so a process reading the workspace while this
+        one writes it loads either the old snapshot or the new one, never half of each. Older
+        folders are then removed (one writer saves at a time: it holds the workspace lock)."""
         folder.mkdir(parents=True, exist_ok=True)
-        if self._bm25 is not None:
-            self._bm25.save(str(folder / "bm25"))
-        (folder / "state.json").write_text(
-            json.dumps(
-                {"generation": generation, "units": len(self.units), "empty": self._bm25 is None}
-            )
-        )
+        name = f"bm25-{generation}"
+        if self._bm25 is not None and not (folder / name).exists():
+            staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=folder))
+            self._bm25.save(str(staging))
+            staging.rename(folder / name)
+        state = {"generation": generation, "units": len(self.units), "empty": self._bm25 is None}
+        staged = folder / f".state-{os.getpid()}.json"
+        staged.write_text(json.dumps({**state, "folder": name}))
+        os.replace(staged, folder / "state.json")
+        for old in folder.iterdir():
+            if old.is_dir() and old.name != name:  # older snapshots, a crashed save's staging
+                shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
     def load(cls, folder: Path, generation: int, units: Sequence[TextUnit]) -> LexicalIndex | None:
@@ -113,7 +126,8 @@ class LexicalIndex:
             state = json.loads(state_file.read_text())
             if state["generation"] != generation or state["units"] != len(units):
                 return None
-            bm25 = None if state["empty"] else bm25s.BM25.load(str(folder / "bm25"), mmap=False)
+            saved = folder / str(state.get("folder", "bm25"))  # older workspaces: "bm25"
+            bm25 = None if state["empty"] else bm25s.BM25.load(str(saved), mmap=False)
         except (OSError, ValueError, KeyError) as e:
             log.warning("lexical index at %s unreadable (%s); rebuilding", folder, e)
             return None

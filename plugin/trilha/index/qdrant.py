@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ApiException
 
 from trilha.errors import BackendUnavailableError, ConfigurationError
 from trilha.index.filters import FilterExpr
@@ -17,6 +19,28 @@ from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, FilterCom
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _answering(
+    method: Callable[Concatenate[QdrantIndex, P], R],
+) -> Callable[Concatenate[QdrantIndex, P], R]:
+    """A server that does not answer (down, unreachable, failing) becomes one
+    :class:`BackendUnavailableError` naming it: the search is refused with a 503, not a 500."""
+
+    def call(self: QdrantIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except (ApiException, OSError) as e:
+            raise BackendUnavailableError(
+                f"Qdrant at {self.where} did not answer ({type(e).__name__}: {e}); check that "
+                "it runs and TRILHA_QDRANT_URL names it"
+            ) from e
+
+    functools.update_wrapper(call, method)
+    return call
 
 
 class _Models:
@@ -32,8 +56,12 @@ class _Models:
 class QdrantIndex:
     """Unit vectors in a Qdrant collection (qdrant-client)."""
 
-    def __init__(self, client: QdrantClient, collection: str, dimension: int) -> None:
+    def __init__(
+        self, client: QdrantClient, collection: str, dimension: int, where: str = "local mode"
+    ) -> None:
         self._client = client
+        #: The server's URL or the local-mode folder (named in errors).
+        self.where = where
         self.collection = collection
         self.dimension = dimension
         self._filters = FilterCompiler(_Models)
@@ -57,7 +85,7 @@ class QdrantIndex:
                 f"cannot open Qdrant at {url or path}: {e}. Close the other process using "
                 "this workspace, or set TRILHA_QDRANT_URL to a server."
             ) from e
-        return cls(client, collection, dimension)
+        return cls(client, collection, dimension, str(url or path))
 
     def _ensure_collection(self) -> None:
         try:
@@ -97,10 +125,12 @@ class QdrantIndex:
         """Release the client (and the local-mode folder lock)."""
         self._client.close()
 
+    @_answering
     def count(self) -> int:
         """Points in the collection."""
         return int(self._client.count(self.collection, exact=True).count)
 
+    @_answering
     def upsert(
         self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32], batch_size: int = 512
     ) -> None:
@@ -115,6 +145,7 @@ class QdrantIndex:
             ]
             self._client.upsert(self.collection, points=points, wait=True)
 
+    @_answering
     def delete_doc(self, doc_id: str) -> None:
         """Remove every point of a document."""
         selector = models.FilterSelector(
@@ -124,6 +155,7 @@ class QdrantIndex:
         )
         self._client.delete(self.collection, points_selector=selector, wait=True)
 
+    @_answering
     def delete_units(self, unit_ids: Sequence[str], batch_size: int = 1024) -> None:
         """Remove the points of these units."""
         for start in range(0, len(unit_ids), batch_size):
@@ -131,6 +163,7 @@ class QdrantIndex:
             selector = models.PointIdsList(points=list(ids))
             self._client.delete(self.collection, points_selector=selector, wait=True)
 
+    @_answering
     def unit_ids(self) -> set[str]:
         """The ``unit_id`` of every point."""
         out: set[str] = set()
@@ -147,6 +180,7 @@ class QdrantIndex:
             if offset is None:
                 return out
 
+    @_answering
     def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by unit id (ids without a point are left out)."""
         out: dict[str, npt.NDArray[np.float32]] = {}
@@ -163,6 +197,7 @@ class QdrantIndex:
                 out[str(_payload(r)["unit_id"])] = np.asarray(vec, dtype=np.float32)
         return out
 
+    @_answering
     def search(
         self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
     ) -> list[tuple[str, float]]:

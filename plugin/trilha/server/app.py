@@ -1,7 +1,8 @@
 """The FastAPI app: :func:`create_app` over open :class:`~trilha.server.projects.Projects`.
 
 ``create_app(projects)`` serves projects the caller opened (and closes); ``create_app(config=…)``
-opens them at start-up and closes them at shutdown (what ``trilha serve`` does).
+opens them at start-up and closes them at shutdown (what ``trilha serve`` does);
+:func:`from_environment` is what each process of ``trilha serve --workers N`` starts.
 """
 
 from __future__ import annotations
@@ -61,3 +62,18 @@ def create_app(
     app.add_middleware(Edge, metrics=app.state.metrics, max_body=MAX_BODY_BYTES)
     app.include_router(routes.router)
     return app
+
+
+def from_environment() -> FastAPI:
+    """The service as the environment describes it (``TRILHA_*``): the projects of
+    ``TRILHA_SERVE_CONFIG``, else the workspace ``TRILHA_WORKSPACE`` to anonymous callers.
+    ``trilha serve --workers N`` sets both, and ``TRILHA_READ_ONLY``, for its workers."""
+    from trilha.server.config import ServiceConfig, load_service_config
+    from trilha.settings import TrilhaSettings
+
+    settings = TrilhaSettings()
+    if settings.serve_config is not None:
+        config = load_service_config(settings.serve_config)
+    else:
+        config = ServiceConfig.single(settings.workspace)
+    return create_app(config=config, settings=settings)

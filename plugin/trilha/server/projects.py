@@ -9,12 +9,13 @@ what other tenants hold.
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trilha.access.principal import Principal
-from trilha.errors import TrilhaError
+from trilha.errors import BackendUnavailableError, TrilhaError
 from trilha.server.config import KeyEntry, ServiceConfig, key_digest
 from trilha.server.errors import ApiError
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from trilha.settings import TrilhaSettings
     from trilha.types import TextUnit
     from trilha.workspace import Workspace
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,10 @@ class Projects:
         for p in self._projects.values():
             p.workspace.search("warm up", top_k=1)
             if p.workspace.graph is not None:
-                _plan_graph_reads(p.workspace.graph, p.workspace.searcher.lexical.units)
+                try:
+                    _plan_graph_reads(p.workspace.graph, p.workspace.searcher.lexical.units)
+                except BackendUnavailableError as e:  # a slow or absent graph degrades calls
+                    log.warning("project %s: graph warm-up failed (%s)", p.project_id, e)
 
     def __iter__(self) -> Iterator[Project]:
         return iter(self._projects.values())

@@ -12,12 +12,13 @@ kept in :attr:`TEITestServer.requests`. Loopback only, on a free port::
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from trilha.testing.loopback import JsonHandler, LoopbackServer
 
 EmbedFn = Callable[[Sequence[str]], Sequence[Sequence[float]]]
 RerankFn = Callable[[str, Sequence[str]], Sequence[float]]
@@ -28,7 +29,7 @@ def _overlap(query: str, texts: Sequence[str]) -> list[float]:
     return [len(words & set(t.lower().split())) / (1 + len(words)) for t in texts]
 
 
-class TEITestServer:
+class TEITestServer(LoopbackServer):
     """A thread serving TEI's ``/embed``, ``/rerank`` and ``/info``; a context manager."""
 
     def __init__(
@@ -37,6 +38,7 @@ class TEITestServer:
         rerank: RerankFn | None = None,
         model_id: str = "test/tei-model",
     ) -> None:
+        super().__init__()
         self.embed = embed or (lambda texts: [[1.0, 0.0, 0.0]] * len(texts))
         self.rerank: RerankFn = rerank or _overlap
         self.model_id = model_id
@@ -44,27 +46,10 @@ class TEITestServer:
         self.fail_next = 0
         self.delay_s = 0.0
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    @property
-    def url(self) -> str:
-        """The root URL to give :class:`~trilha.remote.TEIClient`."""
-        if self._server is None:
-            raise RuntimeError("the server is not started: use it in a with block")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> TEITestServer:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """Answers through :meth:`answer`."""
+        return _handler(self)
 
     def answer(self, path: str, body: Any) -> tuple[int, Any]:
         """The status and JSON answer of one request (recorded first)."""
@@ -88,24 +73,11 @@ class TEITestServer:
 
 
 def _handler(owner: TEITestServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
-            self._reply(*owner.answer(self.path, None))
+            self.reply_json(*owner.answer(self.path, None))
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"null")
-            self._reply(*owner.answer(self.path, body))
-
-        def _reply(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply_json(*owner.answer(self.path, self.read_json()))
 
     return Handler

@@ -8,6 +8,7 @@ hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constru
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -33,11 +34,13 @@ from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
+from trilha.workspace.shared import Follower, needs_upgrade
 from trilha.workspace.upgrade import (
     check_encoder,
     migrate_store,
     record_encoder,
     rewrite_payloads,
+    store_current,
     upgrade_graph_access,
 )
 
@@ -52,37 +55,48 @@ def compose(
     extractor: EntityExtractor | None = None,
     *,
     repair: bool = True,
+    read_only: bool = False,
 ) -> Parts:
     """Open every part of the workspace folder ``root`` (parts passed in are used as they are),
-    migrating the unit store (and rewriting the dense payloads when the access rules changed).
-    With ``repair``, interrupted writes are finished, the derived indices made to hold the
-    store's units (:func:`trilha.workspace.repair.repair`) and the graph given the access fields it
-    lacks. On failure, whatever was opened is closed again."""
+    migrating the unit store (and the dense payloads when the access rules changed). ``repair``
+    finishes interrupted writes and makes the derived indices and graph hold the store's units
+    (:func:`trilha.workspace.repair.repair`). ``read_only`` writes nothing
+    (:mod:`trilha.workspace.shared`). What was opened is closed again on failure."""
     embedder = open_encoder(root, settings, embedder)
     with ExitStack() as undo:
-        store = DocStore(root / "units.sqlite")
+        store = _open_store(root, embedder, read_only)
         undo.callback(store.close)
-        _adopt_older(embedder, store)
-        made_private = migrate_store(store)
-        dense = open_dense(settings, root)
-        undo.callback(dense.close)
+        made_private = None if read_only else migrate_store(store)
+        undo.callback((dense := open_dense(settings, root)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
         graph, graph_warning = open_graph(settings, root, extractor)
         if graph is not None:
             undo.callback(graph.close)
         booster = make_booster(graph, graph_warning)
-        lexical = load_lexical(store, root / "lexical", settings)
-        searcher = HybridSearcher(lexical, dense, embedder, booster)
+        load = functools.partial(load_lexical, store, root / "lexical", settings)
+        searcher = HybridSearcher(load(save=not read_only), dense, embedder, booster)
         undo.callback(searcher.close)
         slot = RerankerSlot(lambda: configured_reranker(settings, root / "models"), reranker)
-        parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot)
-        if repair:
+        follower = Follower(store, searcher, graph, functools.partial(load, save=False))
+        parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
+                      follower if read_only else None)  # fmt: skip
+        if repair and not read_only:
             repair_indices(parts)
             if graph is not None:
                 upgrade_graph_access(graph, lambda: searcher.lexical.units)
         undo.pop_all()
     return parts
+
+
+def _open_store(root: Path, embedder: Embedder, read_only: bool) -> DocStore:
+    """The unit store (read-only: one that needs no migration)."""
+    store = DocStore(root / "units.sqlite")
+    _adopt_older(embedder, store)
+    if read_only and not store_current(store):
+        store.close()
+        raise needs_upgrade(root)
+    return store
 
 
 def open_encoder(root: Path, settings: TrilhaSettings, given: Embedder | None) -> Embedder:
@@ -217,9 +231,12 @@ def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBoo
     return None if graph_warning is None else UnavailableBooster(graph_warning)
 
 
-def load_lexical(store: DocStore, folder: Path, settings: TrilhaSettings) -> LexicalIndex:
+def load_lexical(
+    store: DocStore, folder: Path, settings: TrilhaSettings, *, save: bool = True
+) -> LexicalIndex:
     """The lexical snapshot of the store's current generation: loaded from ``folder`` when it
-    reflects that generation, else rebuilt from the stored tokens and saved there."""
+    reflects that generation, else rebuilt from the stored tokens (and, with ``save``, saved
+    there)."""
     generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
     rows = list(store.iter_rows())
     units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
@@ -228,7 +245,8 @@ def load_lexical(store: DocStore, folder: Path, settings: TrilhaSettings) -> Lex
         index = LexicalIndex.build(
             units, [tokens.split() for _, _, tokens in rows], k1=settings.bm25_k1, b=settings.bm25_b
         )
-        index.save(folder, generation)
+        if save:
+            index.save(folder, generation)
     index.generation = generation
     return index
 

@@ -42,6 +42,7 @@ from trilha.workspace.compose import compose, load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
 from trilha.workspace.parts import Parts
+from trilha.workspace.shared import check_shareable
 from trilha.workspace.units import UnitReads, Vector
 from trilha.workspace.upgrade import recorded_encoder
 
@@ -80,6 +81,8 @@ class Workspace(UnitReads):
         self.expander = make_expander(settings)
         self._parts = parts
         self._lock = lock
+        #: Read-only (:mod:`trilha.workspace.shared`): no writes; searches follow the writer.
+        self.read_only: Final = parts.follower is not None
 
     @classmethod
     def open(
@@ -92,21 +95,18 @@ class Workspace(UnitReads):
         *,
         create: bool = True,
         repair: bool = True,
+        read_only: bool | None = None,
     ) -> Workspace:
         """Open (with ``create``, create) the workspace at ``path`` (``settings.workspace``).
 
         One process at a time holds a workspace (a second one gets a :class:`WorkspaceError`).
         ``repair`` finishes interrupted writes first (:meth:`repair`). ``extractor`` finds the
-        graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``)."""
-        settings = settings or TrilhaSettings()
-        root = _workspace_folder(path if path is not None else settings.workspace, create)
-        settings = recorded_encoder(root, settings)  # its own encoder unless one is named
-        lock = WorkspaceLock.acquire(root)
-        try:
-            parts = compose(root, settings, embedder, reranker, extractor, repair=repair)
-        except BaseException:
-            lock.release()
-            raise
+        graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``).
+        ``read_only`` (default ``TRILHA_READ_ONLY``) opens an existing workspace without the
+        lock, beside its writer and other readers; its indices must then be servers
+        (:mod:`trilha.workspace.shared`)."""
+        root, settings, lock = _acquire(path, settings or TrilhaSettings(), create, read_only)
+        parts = _compose(root, settings, lock, embedder, reranker, extractor, repair)
         return cls(root, settings, parts, lock)
 
     def require_graph(self) -> GraphService:
@@ -121,7 +121,7 @@ class Workspace(UnitReads):
     def repair(self, progress: bool = False) -> Consistency:
         """Make the derived indices agree with the unit store
         (:func:`trilha.workspace.repair.repair`); returns what was found before repairing."""
-        return maintenance.repair(self._parts, progress)
+        return maintenance.repair(self._parts.writable(), progress)
 
     def close(self) -> None:
         """Release the parts (the Qdrant folder lock too; an embedded graph server stops)."""
@@ -155,13 +155,12 @@ class Workspace(UnitReads):
 
         A document without a ``lang`` field is in ``lang`` when given, else in the language
         detected from its text (:func:`~trilha.index.language.detect_language`)."""
+        parts = self._parts.writable()  # before the try: a reader refreshes nothing
         defaults: dict[str, Any] = dict(self.settings.access_defaults())
         if lang is not None:
             defaults["lang"] = language_code(lang)
         try:
-            return writes.ingest(
-                self._parts, documents, defaults, progress, max_words, self.settings
-            )
+            return writes.ingest(parts, documents, defaults, progress, max_words, self.settings)
         finally:
             self._refresh()
 
@@ -183,7 +182,7 @@ class Workspace(UnitReads):
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many. A bad
         record (malformed, naming a document or unit not held, bad access fields) refuses the
         whole file, one error listing the lines (:func:`trilha.workspace.writes.write_records`)."""
-        graph, units = self.require_graph(), [u.unit_id for u in self.all_units()]
+        graph, units = self._parts.writable().require_graph(), [u.unit_id for u in self.all_units()]
         docs, defaults = self.store.doc_ids(), self.settings.access_defaults()
         try:
             return writes.write_records(graph, Path(path), docs, units, defaults)
@@ -192,15 +191,17 @@ class Workspace(UnitReads):
 
     def rebuild_graph(self) -> int:
         """Write every unit of the unit store into the graph again (idempotent)."""
+        graph = self._parts.writable().require_graph()
         try:
-            return writes.write_units(self.require_graph(), self.all_units())
+            return writes.write_units(graph, self.all_units())
         finally:
             self.store.bump_graph()
 
     def delete(self, doc_id: str) -> int:
         """Remove a document from every index; returns the number of units removed."""
+        parts = self._parts.writable()
         try:
-            return writes.delete(self._parts, doc_id)
+            return writes.delete(parts, doc_id)
         finally:
             self._refresh()
 
@@ -209,6 +210,7 @@ class Workspace(UnitReads):
         """The concrete search a request (or a query and :class:`SearchRequest` fields) asks
         for, with this workspace's defaults."""
         req = SearchRequest.make(request, **fields)
+        self._parts.follow()
         lang, fusion = self.fusion.for_query(req.query, self.searcher.lexical.unit_langs)
         return plan(req, self.settings, self.graph is not None, fusion, lang)
 
@@ -243,6 +245,40 @@ class Workspace(UnitReads):
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
         return await searching.asearch(self, self.plan(request, **fields), vector)
+
+
+def _acquire(
+    path: str | Path | None, settings: TrilhaSettings, create: bool, read_only: bool | None
+) -> tuple[Path, TrilhaSettings, WorkspaceLock | None]:
+    """The workspace folder, its settings (with the encoder it records) and its lock (None when
+    it is opened read-only: then it must exist and its indices must be servers)."""
+    read_only = settings.read_only if read_only is None else read_only
+    if read_only:
+        check_shareable(settings)
+    folder = path if path is not None else settings.workspace
+    root = _workspace_folder(folder, create and not read_only)
+    settings = recorded_encoder(root, settings)  # its own encoder unless one is named
+    return root, settings, None if read_only else WorkspaceLock.acquire(root)
+
+
+def _compose(
+    root: Path,
+    settings: TrilhaSettings,
+    lock: WorkspaceLock | None,
+    embedder: Embedder | None,
+    reranker: Reranker | None,
+    extractor: EntityExtractor | None,
+    repair: bool,
+) -> Parts:
+    """The parts of the workspace at ``root`` (read-only without a lock); the lock is released
+    when they cannot be opened."""
+    try:
+        return compose(root, settings, embedder, reranker, extractor, repair=repair,
+                       read_only=lock is None)  # fmt: skip
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
 
 
 def _workspace_folder(path: str | Path, create: bool) -> Path:

@@ -12,6 +12,7 @@ from trilha.index.dense import DenseIndex
 from trilha.index.docstore import DocStore
 from trilha.rerank.base import Reranker
 from trilha.retrieve.hybrid import HybridSearcher, KgBooster
+from trilha.workspace.shared import Follower, read_only_error
 
 
 class RerankerSlot:
@@ -60,6 +61,19 @@ class Parts:
     """The KG booster (a stand-in that only warns when the graph is unavailable)."""
     reranker: RerankerSlot
     """The reranker, loaded on first use."""
+    follower: Follower | None = None
+    """What keeps a read-only workspace current with its writer (None when it writes)."""
+
+    def writable(self) -> Parts:
+        """These parts, when they may be written (a :class:`WorkspaceError` when read-only)."""
+        if self.follower is not None:
+            raise read_only_error(self.store.path.parent)
+        return self
+
+    def follow(self) -> None:
+        """Catch up with what the writing process changed (read-only workspaces only)."""
+        if self.follower is not None:
+            self.follower.follow()
 
     def require_graph(self) -> GraphService:
         """The graph; a :class:`ConfigurationError` saying why when there is none."""

@@ -105,6 +105,14 @@ def migrate_store(store: DocStore) -> list[str] | None:
     return migrated
 
 
+def store_current(store: DocStore) -> bool:
+    """Whether the store is at the current access rules and tokenizer (nothing to migrate)."""
+    return (store.get_meta("access"), store.get_meta("tokenizer")) == (
+        ACCESS_VERSION,
+        TOKENIZER_VERSION,
+    )
+
+
 def rewrite_payloads(
     store: DocStore, dense: DenseIndex, made_private: list[str], batch: int = 1024
 ) -> None:

@@ -23,8 +23,9 @@ __all__ = ["EmbeddedFalkorServer", "FalkorDBStore"]
 
 logger = logging.getLogger(__name__)
 
-#: Socket timeout of embedded connections: a server that stops answering becomes a
-#: :class:`BackendUnavailableError` (the graph degrades) instead of a hang.
+#: Socket timeout of connections (embedded, or by URL, where redis-py's default is 5 s: less
+#: than the first run of a long statement on a loaded server): a server that stops answering
+#: becomes a :class:`BackendUnavailableError` (the graph degrades) instead of a hang.
 EMBEDDED_SOCKET_TIMEOUT_S = 120.0
 
 #: How long the first query on a server this process just started may take. The FalkorDB
@@ -174,7 +175,7 @@ class FalkorDBStore:
             from falkordb import FalkorDB
         except ImportError as e:
             raise MissingDependencyError("falkordb", "graph", "the FalkorDB backend") from e
-        return cls(FalkorDB.from_url(url), graph)
+        return cls(FalkorDB.from_url(url, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S), graph)
 
     def run(
         self, cypher: str, params: Params | None = None, *, timeout_s: float | None = None

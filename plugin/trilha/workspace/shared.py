@@ -1,0 +1,100 @@
+"""A workspace shared by several processes: one writer, any number of read-only readers.
+
+One process holds a workspace read-write (the lock of :mod:`trilha.workspace.lock`): it ingests,
+deletes and repairs. Readers (``TRILHA_READ_ONLY``; ``trilha serve --workers N``; service
+replicas on other machines that mount the folder) take no lock and write nothing. They share
+what the writer writes because every index they read is shared:
+
+* the unit store is SQLite in WAL mode, which many processes read while one writes;
+* the lexical snapshot is saved whole under a new name before ``state.json`` points at it
+  (:meth:`~trilha.index.lexical.LexicalIndex.save`), and a reader that finds none for the
+  store's generation rebuilds one in memory;
+* the dense index must be a Qdrant server (``TRILHA_QDRANT_URL``): ``edge`` and ``local`` hold
+  their folder for one process;
+* the graph must be a server too (a Bolt URL, or FalkorDB at ``TRILHA_GRAPH_URL``) or off: the
+  embedded FalkorDB belongs to the process that started it;
+* the result cache is per process unless ``TRILHA_REDIS_URL`` shares one.
+
+A reader follows the writer: before each search it compares the store's generations with what
+it holds (one SQLite read) and loads the new lexical snapshot, or forgets what it read from the
+graph, when they moved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from trilha.errors import ConfigurationError, WorkspaceError
+from trilha.graph.service import GraphService
+from trilha.index.docstore import DocStore
+from trilha.index.lexical import LexicalIndex
+from trilha.retrieve.hybrid import HybridSearcher
+from trilha.settings import TrilhaSettings
+
+
+def check_shareable(settings: TrilhaSettings) -> None:
+    """A :class:`ConfigurationError` naming what to set when a part of ``settings`` is held by
+    one process (so read-only readers could not share it)."""
+    if settings.qdrant_url is None:
+        raise ConfigurationError(
+            "a read-only workspace (TRILHA_READ_ONLY, trilha serve --workers N) is shared "
+            "between processes, so its dense index must be a Qdrant server: set "
+            f"TRILHA_QDRANT_URL (TRILHA_QDRANT_MODE={settings.qdrant_mode} is held by one process)"
+        )
+    if settings.graph_backend == "falkordb" and settings.graph_url is None:
+        raise ConfigurationError(
+            "a read-only workspace is shared between processes, so its graph must be a server: "
+            "set TRILHA_GRAPH_URL (FalkorDB, or TRILHA_GRAPH_BACKEND=bolt for Neo4j), or "
+            "TRILHA_GRAPH_BACKEND=none (the embedded FalkorDB belongs to one process)"
+        )
+
+
+def read_only_error(root: object) -> WorkspaceError:
+    """What a write to a read-only workspace raises."""
+    return WorkspaceError(
+        f"the workspace {root} is open read-only (TRILHA_READ_ONLY): write to it from the "
+        f"process that holds it read-write, e.g. `trilha ingest PATH -w {root}`"
+    )
+
+
+def needs_upgrade(root: object) -> WorkspaceError:
+    """What opening read-only a store that needs a migration raises (a reader writes nothing)."""
+    return WorkspaceError(
+        f"the workspace {root} was written by an older trilha and needs an upgrade, which a "
+        f"read-only open cannot make: open it once read-write (`trilha doctor -w {root}`)"
+    )
+
+
+class Follower:
+    """Keeps a reader's lexical snapshot and graph reads at the store's current generations."""
+
+    def __init__(
+        self,
+        store: DocStore,
+        searcher: HybridSearcher,
+        graph: GraphService | None,
+        load: Callable[[], LexicalIndex],
+    ) -> None:
+        self._store = store
+        self._searcher = searcher
+        self._graph = graph
+        self._load = load
+        self._graph_generation = store.graph_generation
+        self._lock = threading.Lock()
+
+    def follow(self) -> None:
+        """Catch up with the writer (two SQLite reads when nothing moved). Whatever moved, the
+        graph's memos are dropped: an ingest writes the graph too."""
+        moved = False
+        if self._store.generation != self._searcher.lexical.generation:
+            with self._lock:  # one thread loads; the others then find it current
+                if self._store.generation != self._searcher.lexical.generation:
+                    self._searcher.lexical = self._load()
+                    moved = True
+        graph_generation = self._store.graph_generation
+        if graph_generation != self._graph_generation:
+            self._graph_generation = graph_generation
+            moved = True
+        if moved and self._graph is not None:
+            self._graph.changed()

@@ -1,0 +1,154 @@
+"""One corpus shared by processes: a Qdrant server behind the dense index, one writer, readers.
+
+The Qdrant server is :mod:`trilha.testing.qdrant_server` (qdrant-client's REST client talking to
+a stand-in that answers Qdrant's routes; no Qdrant server can be installed here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_docs
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import BackendUnavailableError, ConfigurationError, WorkspaceError
+from trilha.index.lexical import LexicalIndex
+from trilha.ingest.loaders import SourceDocument
+from trilha.settings import TrilhaSettings
+from trilha.testing.qdrant_server import QdrantTestServer
+from trilha.types import TextUnit
+from trilha.workspace import Workspace
+
+NEW = SourceDocument(
+    doc_id="zr", text="Zirconium alloys resist corrosion in reactor cladding.", meta={"lang": "en"}
+)
+
+
+@pytest.fixture()
+def qdrant() -> Iterator[QdrantTestServer]:
+    with QdrantTestServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def shared(qdrant: QdrantTestServer) -> TrilhaSettings:
+    return TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none")
+
+
+@pytest.fixture()
+def writer(
+    tmp_path: Path, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    with Workspace.open(tmp_path / "ws", shared, embedder=embedder) as ws:
+        ws.ingest(make_docs())
+        yield ws
+
+
+def _docs(ws: Workspace, query: str) -> list[str]:
+    return [h.unit.doc_id for h in ws.search(query, top_k=5).hits]
+
+
+def test_a_workspace_on_a_qdrant_server_ingests_searches_deletes_and_reopens(
+    writer: Workspace, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    units = len(writer)
+    assert writer.dense.count() == units > 0
+    hit = writer.search("security incident", top_k=3).hits[0]
+    assert hit.scores.semantic is not None and hit.scores.semantic > 0
+    filtered = writer.search("security incident", top_k=10, filters={"lang": "pt"}).hits
+    assert filtered and {h.unit.lang for h in filtered} == {"pt"}
+    gone = writer.delete(hit.unit.doc_id)
+    assert writer.dense.count() == units - gone and writer.check().consistent
+    path = writer.path
+    writer.close()
+    with Workspace.open(path, shared, embedder=embedder) as again:  # the collection is kept
+        assert again.dense.count() == units - gone and again.check().consistent
+
+
+def test_a_reader_follows_the_writer_without_the_lock(
+    writer: Workspace, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    with Workspace.open(writer.path, shared, embedder=embedder, read_only=True) as reader:
+        assert reader.read_only
+        assert _docs(reader, "security incident") == _docs(writer, "security incident")
+        assert "zr" not in _docs(reader, "zirconium corrosion")
+        writer.ingest([NEW])
+        assert _docs(reader, "zirconium corrosion")[0] == "zr"
+        writer.delete("zr")
+        assert "zr" not in _docs(reader, "zirconium corrosion")
+
+
+def test_a_reader_refuses_every_write_in_one_line(
+    writer: Workspace, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    units = len(writer)
+    with Workspace.open(writer.path, shared, embedder=embedder, read_only=True) as reader:
+        for write in (
+            lambda: reader.ingest([NEW]),
+            lambda: reader.delete("runbook"),
+            lambda: reader.repair(),
+            lambda: reader.rebuild_graph(),
+        ):
+            with pytest.raises(WorkspaceError, match=r"open read-only .*trilha ingest PATH -w"):
+                write()
+    assert len(writer) == units  # nothing was written
+    assert "zr" not in _docs(writer, "zirconium corrosion")
+
+
+def test_read_only_needs_shared_indices_and_an_existing_workspace(
+    tmp_path: Path, qdrant: QdrantTestServer, embedder: SentenceTransformerEmbedder
+) -> None:
+    with pytest.raises(ConfigurationError, match="must be a Qdrant server: set TRILHA_QDRANT_URL"):
+        Workspace.open(tmp_path / "a", TrilhaSettings(graph_backend="none", read_only=True))
+    embedded_graph = TrilhaSettings(qdrant_url=qdrant.url, read_only=True)
+    with pytest.raises(ConfigurationError, match="graph must be a server: set TRILHA_GRAPH_URL"):
+        Workspace.open(tmp_path / "a", embedded_graph)
+    shared = TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none", read_only=True)
+    with pytest.raises(WorkspaceError, match="no trilha workspace at"):
+        Workspace.open(tmp_path / "a", shared, embedder=embedder)
+    assert not (tmp_path / "a").exists()
+
+
+def test_a_reader_rebuilds_a_missing_snapshot_in_memory_and_writes_nothing(
+    writer: Workspace, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    lexical = writer.path / "lexical"
+    (lexical / "state.json").unlink()
+    before = sorted(p.name for p in lexical.iterdir())
+    with Workspace.open(writer.path, shared, embedder=embedder, read_only=True) as reader:
+        assert len(reader.searcher.lexical) == len(writer)
+        assert _docs(reader, "security incident")
+    assert sorted(p.name for p in lexical.iterdir()) == before
+
+
+def test_a_qdrant_server_that_stops_answering_is_a_backend_error(
+    writer: Workspace, qdrant: QdrantTestServer
+) -> None:
+    qdrant.down = True
+    with pytest.raises(BackendUnavailableError, match=f"Qdrant at {qdrant.url} did not answer"):
+        writer.search("security incident", sides=("semantic",))
+    qdrant.down = False
+    assert writer.search("security incident").hits
+
+
+def _index(n: int) -> LexicalIndex:
+    units = [TextUnit(unit_id=f"u{i}", doc_id="d", text=f"word{i} common") for i in range(n)]
+    return LexicalIndex.build(units, [[f"word{i}", "common"] for i in range(n)])
+
+
+def test_the_lexical_snapshot_is_saved_whole_under_a_new_name(tmp_path: Path) -> None:
+    _index(3).save(tmp_path, 1)
+    _index(4).save(tmp_path, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25-2", "state.json"]
+    loaded = LexicalIndex.load(tmp_path, 2, _index(4).units)
+    assert loaded is not None and LexicalIndex.top(loaded.score_all("word3"), 1)[0][0] == 3
+    assert LexicalIndex.load(tmp_path, 1, _index(3).units) is None  # another generation
+
+
+def test_a_snapshot_saved_by_an_older_trilha_still_loads(tmp_path: Path) -> None:
+    _index(3).save(tmp_path, 5)
+    (tmp_path / "bm25-5").rename(tmp_path / "bm25")
+    (tmp_path / "state.json").write_text('{"generation": 5, "units": 3, "empty": false}')
+    assert LexicalIndex.load(tmp_path, 5, _index(3).units) is not None
