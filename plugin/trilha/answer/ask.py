@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -23,7 +22,7 @@ from trilha.answer.types import Answer, AskRequest, NodeTrace
 from trilha.answer.workflow import UC09Workflow, arun
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filter_input import coerce_filters
-from trilha.retrieve.cache import CacheUnavailable, normalise_query
+from trilha.retrieve.cache import normalise_query
 from trilha.workspace.searching import cache_scope
 
 if TYPE_CHECKING:
@@ -78,10 +77,9 @@ async def aask(
     if warning:
         answer.trace.warnings.append(warning)
     elif ws.cache is not None and answer.answered:
-        try:
-            ws.cache.store.put(key, answer.model_dump_json())
-        except CacheUnavailable as e:
-            answer.trace.warnings.append(f"result cache unavailable ({e}); answer not kept")
+        trouble = ws.cache.write(key, answer.model_dump_json())
+        if trouble:
+            answer.trace.warnings.append(f"{trouble}; answer not kept")
     return answer
 
 
@@ -104,15 +102,10 @@ def _fetch(ws: Workspace, key: str) -> tuple[Answer | None, str | None]:
     """The cached answer of ``key`` (None on a miss), or a warning when the store is down."""
     if ws.cache is None:
         return None, None
-    start = time.perf_counter()
-    try:
-        value = ws.cache.store.get(key)
-    except CacheUnavailable as e:
-        return None, f"result cache unavailable ({e}); answered without it"
+    value, ms, trouble = ws.cache.read(key)
     if value is None:
-        return None, None
+        return None, trouble and f"{trouble}; answered without it"
     answer = Answer.model_validate_json(value)
-    ms = (time.perf_counter() - start) * 1000.0
     answer.trace.cache_hit = True
     answer.trace.nodes = [NodeTrace(name="cache", latency_ms=ms, count=len(answer.sentences))]
     answer.metrics.latency_ms = ms

@@ -105,15 +105,21 @@ def select_context(
     return pieces, masked
 
 
-def focus(hit: Hit, terms: Terms, tokens: int = RERANK_WINDOW_TOKENS) -> str:
+def focus(
+    hit: Hit,
+    terms: Terms,
+    sentences: list[str] | None = None,
+    tokens: int = RERANK_WINDOW_TOKENS,
+) -> str:
     """What the reranker reads of a candidate: its title and heading, and its text when that
     fits ``tokens``, else the window around its best-matching sentence (the part an answer
-    would cite; a cross-encoder's cost grows with the length it reads)."""
+    would cite; a cross-encoder's cost grows with the length it reads). ``sentences``: the
+    text's, when the caller split it already."""
     unit = hit.unit
     heading = unit.heading if unit.heading != unit.title else None
     text = unit.text
     if count_tokens(text) > tokens:
-        text = _window(split_sentences(text), tokens, terms)
+        text = _window(sentences if sentences is not None else split_sentences(text), tokens, terms)
     return "\n".join(p for p in (unit.title, heading, text) if p)
 
 

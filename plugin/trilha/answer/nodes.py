@@ -18,7 +18,8 @@ from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr, combine
 from trilha.index.language import detect_language, query_language
 from trilha.rerank.base import apply_scores
-from trilha.types import Hit, SearchResult, StageTrace, Trace
+from trilha.rerank.stage import with_rerank_stage
+from trilha.types import Hit, SearchResult, Trace
 
 if TYPE_CHECKING:
     from trilha.answer.compose import LLMComposer
@@ -128,15 +129,14 @@ def _rerank_windows(
     the best ``top_n`` kept; the search trace gains the ``rerank`` stage."""
     start = time.perf_counter()
     terms = Terms(run.text, run.lang, run.spent)
-    terms.fit([s for h in candidates for s in split_sentences(h.unit.text)])
+    sentences = [split_sentences(h.unit.text) for h in candidates]
+    terms.fit([s for each in sentences for s in each])
     reranker = ws.reranker
-    scores = reranker.score(run.text, [focus(h, terms) for h in candidates])
+    windows = [focus(h, terms, each) for h, each in zip(candidates, sentences, strict=True)]
+    scores = reranker.score(run.text, windows)
     hits = apply_scores(candidates, scores, top_n, float(getattr(reranker, "blend", 0.0)))
-    trace = (run.search or Trace()).model_copy(deep=True)
     note = f"windows of at most {RERANK_WINDOW_TOKENS} tokens"
-    ms = (time.perf_counter() - start) * 1000
-    trace.stages.append(StageTrace(name="rerank", count=len(hits), latency_ms=ms, note=note))
-    return hits, trace
+    return hits, with_rerank_stage(run.search or Trace(), len(hits), start, note)
 
 
 def build_answer(ws: Workspace, run: Run, llm: LLMComposer | None) -> None:

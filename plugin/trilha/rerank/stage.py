@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from trilha.rerank.base import Reranker
-from trilha.types import SearchResult, StageTrace
+from trilha.types import SearchResult, StageTrace, Trace
 
 
 def rerank_result(reranker: Reranker, query: str, result: SearchResult, keep: int) -> SearchResult:
@@ -13,7 +13,13 @@ def rerank_result(reranker: Reranker, query: str, result: SearchResult, keep: in
     stage longer; ``result`` is not mutated."""
     start = time.perf_counter()
     hits = reranker.rerank(query, result.hits, top_n=keep)
-    trace = result.trace.model_copy(deep=True)
+    return SearchResult(hits=hits, trace=with_rerank_stage(result.trace, len(hits), start))
+
+
+def with_rerank_stage(trace: Trace, kept: int, start: float, note: str | None = None) -> Trace:
+    """A copy of ``trace`` with a ``rerank`` stage that began at ``start`` (a
+    :func:`time.perf_counter` reading) and kept ``kept`` hits."""
     latency_ms = (time.perf_counter() - start) * 1000
-    trace.stages.append(StageTrace(name="rerank", count=len(hits), latency_ms=latency_ms))
-    return SearchResult(hits=hits, trace=trace)
+    out = trace.model_copy(deep=True)
+    out.stages.append(StageTrace(name="rerank", count=kept, latency_ms=latency_ms, note=note))
+    return out

@@ -130,18 +130,31 @@ class ResultCache:
             return cls(RedisStore(redis_url, ttl_s))
         return cls(MemoryStore(ttl_s, entries))
 
-    def fetch(self, key: str) -> Lookup:
-        """The cached result of ``key``; a hit's trace says ``cache_hit`` and has one stage,
-        ``cache`` (the stages that made it ran for an earlier caller)."""
+    def read(self, key: str) -> tuple[str | None, float, str | None]:
+        """The text kept under ``key`` (None on a miss), the lookup's milliseconds, and why the
+        store could not be read (None when it could)."""
         start = time.perf_counter()
         try:
             value = self.store.get(key)
         except CacheUnavailable as e:
-            return Lookup(None, _ms(start), f"result cache unavailable ({e}); searched without it")
+            return None, _ms(start), f"result cache unavailable ({e})"
+        return value, _ms(start), None
+
+    def write(self, key: str, value: str) -> str | None:
+        """Keep ``value`` under ``key``; why it could not be kept (None when it was)."""
+        try:
+            self.store.put(key, value)
+        except CacheUnavailable as e:
+            return f"result cache unavailable ({e})"
+        return None
+
+    def fetch(self, key: str) -> Lookup:
+        """The cached result of ``key``; a hit's trace says ``cache_hit`` and has one stage,
+        ``cache`` (the stages that made it ran for an earlier caller)."""
+        value, latency, trouble = self.read(key)
         if value is None:
-            return Lookup(None, _ms(start))
+            return Lookup(None, latency, trouble and f"{trouble}; searched without it")
         result = SearchResult.model_validate_json(value)
-        latency = _ms(start)
         result.trace.cache_hit = True
         result.trace.stages = [
             StageTrace(name="cache", latency_ms=latency, count=len(result.hits), note="hit")
@@ -152,10 +165,8 @@ class ResultCache:
         """Keep ``result`` under ``key``; returns it with the missed lookup as its first stage."""
         warning = lookup.warning
         if warning is None:
-            try:
-                self.store.put(key, result.model_dump_json())
-            except CacheUnavailable as e:
-                warning = f"result cache unavailable ({e}); the result was not kept"
+            trouble = self.write(key, result.model_dump_json())
+            warning = trouble and f"{trouble}; the result was not kept"
         stage = StageTrace(name="cache", latency_ms=lookup.latency_ms, count=0, note="miss")
         result.trace.stages.insert(0, stage)
         if warning is not None:

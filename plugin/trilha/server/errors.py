@@ -44,13 +44,21 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+#: What cannot answer now (an index, a store, a model): 503 with ``Retry-After``.
+_UNAVAILABLE = (
+    WorkspaceError,
+    BackendUnavailable,
+    BackendUnavailableError,
+    ModelLoadError,
+    MissingDependencyError,
+)
+
+
 def status_of(error: TrilhaError) -> int:
     """The HTTP status of an error trilha raised on purpose."""
     if isinstance(error, BadRequestError):
         return 400
-    if isinstance(error, WorkspaceError | BackendUnavailable | BackendUnavailableError):
-        return 503
-    if isinstance(error, ModelLoadError | MissingDependencyError):
+    if isinstance(error, _UNAVAILABLE):
         return 503
     if isinstance(error, ConfigurationError):
         return 409  # this service is not set up to do it (no graph, no model...)
