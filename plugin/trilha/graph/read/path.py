@@ -20,6 +20,7 @@ from trilha.graph.read.results import (
     to_edge,
     to_node,
 )
+from trilha.graph.read.statements import node_props
 from trilha.graph.read.validation import (
     MAX_PATH_LENGTH,
     bounded,
@@ -77,7 +78,7 @@ def _visible(
 ) -> dict[str, dict[str, Any]]:
     """The props of the entities ``keys`` that ``vis`` sees, by id."""
     rows = store.run(visible_entities(vis), {**vis.params, "ids": keys}, timeout_s=timeout_s)
-    return {r["node"]["props"]["id"]: r["node"]["props"] for r in rows}
+    return {r["node"]["props"]["id"]: node_props(r["node"]) for r in rows}
 
 
 def _empty(reason: str, length: int, notes: list[str]) -> PathResult:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trilha.graph.model import check_label, check_rel_type
-from trilha.graph.read.statements import node_map
+from trilha.graph.read.statements import node_map, node_props
 from trilha.graph.stores.base import GraphStore, Row, batched
 from trilha.graph.visibility import Visibility, visible_weight
 
@@ -171,7 +171,7 @@ class VisiblePathSearch:
             )
             params = {**self.vis.params, "ids": ids}
             for r in self.store.run(statement, params, timeout_s=self.timeout_s):
-                props[(label, r["node"]["props"]["id"])] = r["node"]["props"]
+                props[(label, r["node"]["props"]["id"])] = node_props(r["node"])
         return [{"label": k[0], "props": props.get(k, {"id": k[1]})} for k in keys]
 
 

@@ -14,6 +14,7 @@ before any ``LIMIT``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from trilha.graph.model import NODE_SPECS, check_label, check_rel_type
 from trilha.graph.visibility import Visibility
@@ -22,30 +23,35 @@ from trilha.graph.visibility import Visibility
 REL_PROPS = ("weight", "salience", "peso", "origin")
 
 
-def _props(var: str, keys: Sequence[str], shown: Mapping[str, str] | None = None) -> str:
-    exprs = shown or {}
-    return "{" + ", ".join(f"{k}: {exprs.get(k, f'{var}.{k}')}" for k in keys) + "}"
+def _props(var: str, keys: Sequence[str]) -> str:
+    return "{" + ", ".join(f"{k}: {var}.{k}" for k in keys) + "}"
 
 
 def node_map(var: str, vis: Visibility | None) -> str:
     """``{label, props}`` of node ``var``; ``props``: its id, name and shown fields. With
-    ``vis``, an Entity's salience is the one ``vis`` may see
-    (:meth:`~trilha.graph.visibility.Visibility.salience`); without, the stored one (the
-    writer's own reads)."""
-    shown = {"salience": vis.salience(var)} if vis is not None else {}
+    ``vis``, the map also holds ``salience``, the one ``vis`` may see of an Entity
+    (:meth:`~trilha.graph.visibility.Visibility.salience`), which :func:`node_props` puts in
+    ``props``; without, ``props`` holds the stored one (the writer's own reads). The salience
+    sits outside the ``CASE`` over labels because FalkorDB plans it there 4x faster (0.17 s
+    against 0.67 s for one statement on a fresh server)."""
     cases = " ".join(
         f"WHEN '{label}' THEN "
-        + _props(
-            var,
-            list(dict.fromkeys(("id", *(("name",) if spec.named else ()), *spec.shown))),
-            shown if label == "Entity" else None,
-        )
+        + _props(var, list(dict.fromkeys(("id", *(("name",) if spec.named else ()), *spec.shown))))
         for label, spec in NODE_SPECS.items()
     )
+    shown = f", salience: {vis.salience(var)}" if vis is not None else ""
     return (
         f"{{label: labels({var})[0], props: CASE labels({var})[0] {cases} "
-        f"ELSE {{id: {var}.id}} END}}"
+        f"ELSE {{id: {var}.id}} END{shown}}}"
     )
+
+
+def node_props(node: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``props`` of a :func:`node_map` row, an Entity's visible salience in them."""
+    props = dict(node.get("props") or {})
+    if node.get("label") == "Entity" and "salience" in node:
+        props["salience"] = node["salience"]
+    return props
 
 
 def rel_map(var: str) -> str:

@@ -121,7 +121,7 @@ def _collect(
     if not docs:
         notes.append(f"document {doc!r} not found")
         return got, False
-    got.add_node("Doc", docs[0]["node"]["props"], 0)
+    got.add_node("Doc", cypher.node_props(docs[0]["node"]), 0)
     if shape[1] == 0:
         return got, False
     truncated = _walk(store, got, doc, shape, keys, cap, timeout_s)
@@ -155,7 +155,7 @@ def _walk(
     }
     rows = store.run(cypher.subgraph_nodes(*shape), params, timeout_s=timeout_s)
     for row in rows:
-        got.add_node(row["node"]["label"], row["node"]["props"] or {}, row["dist"])
+        got.add_node(row["node"]["label"], cypher.node_props(row["node"]), row["dist"])
     params["kept"] = [f"{label}:{key}" for label, key in got.nodes]
     for row in store.run(cypher.subgraph_rels(*shape), params, timeout_s=timeout_s):
         got.add_edge(row["rel"], row["dist"])
