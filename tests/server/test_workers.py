@@ -21,6 +21,13 @@ from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
 from trilha.testing.qdrant_server import QdrantTestServer
 
 DOC = "---\nlang: en\n---\n# Incidents\n\nReport incidents to the SOC within one hour.\n"
+SERVICE = """
+projects:
+  main: {workspace: ws, tenant: acme}
+keys:
+  - {key: key-of-the-reader-0001, tenant: acme, principal: {user_id: reader}}
+"""
+KEY = {"X-API-Key": "key-of-the-reader-0001"}
 NEW = "---\nlang: en\n---\n# Alloys\n\nZirconium alloys resist corrosion in reactor cladding.\n"
 
 
@@ -51,7 +58,8 @@ def _top_docs(base: str, query: str) -> set[str]:
     """The top document of the same query asked eight times (the workers share the calls)."""
     tops = set()
     for _ in range(8):
-        r = httpx.post(f"{base}/v1/retrieve", json={"query": query, "top_k": 1}, timeout=30)
+        body = {"query": query, "top_k": 1}
+        r = httpx.post(f"{base}/v1/retrieve", json=body, headers=KEY, timeout=30)
         assert r.status_code == 200, r.text
         hits = r.json()["hits"]
         tops.add(hits[0]["unit"]["doc_id"] if hits else "")
@@ -66,9 +74,10 @@ def test_two_workers_share_a_corpus_that_another_process_writes(
         (tmp_path / name / f"{name}.md").write_text(text, encoding="utf-8")
     ws = tmp_path / "ws"
     assert main(["ingest", "-q", "-w", str(ws), str(tmp_path / "docs")]) == 0
+    (tmp_path / "service.yaml").write_text(SERVICE, encoding="utf-8")
     port = free_port()
-    cmd = [sys.executable, "-m", "trilha.cli.main", "serve", "-w", str(ws), "--port", str(port)]
-    cmd += ["--workers", "2"]
+    cmd = [sys.executable, "-m", "trilha.cli.main", "serve", "--config"]
+    cmd += [str(tmp_path / "service.yaml"), "--port", str(port), "--workers", "2"]
     env = {**os.environ, **shared_env}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
@@ -80,13 +89,17 @@ def test_two_workers_share_a_corpus_that_another_process_writes(
         # a writer beside the running service: the workspace is not locked by its readers
         assert main(["ingest", "-q", "-w", str(ws), str(tmp_path / "more")]) == 0
         assert _top_docs(base, "zirconium corrosion") == {"more"}
-        r = httpx.post(f"{base}/graphrag/subgraph", json={"doc_id": "more"}, timeout=30)
+        r = httpx.post(f"{base}/graphrag/subgraph", json={"doc_id": "more"}, headers=KEY)
         assert r.status_code == 200 and "more" in r.text, r.text  # the graph is shared too
+        for turn in range(6):  # both workers record turns and jobs in one memory.sqlite
+            body = {"conversation_id": "c1", "raw_query": f"zirconium alloys {turn}"}
+            r = httpx.post(f"{base}/v1/context", json=body, headers=KEY, timeout=60)
+            assert r.status_code == 200, r.text
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert "in 2 processes" in out
+    assert "serving main on" in out and "in 2 processes" in out
 
 
 def test_workers_refuse_indices_that_one_process_holds(

@@ -8,10 +8,10 @@ hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constru
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 from trilha.encode.auto import DIMENSION as AUTO_DIMENSION
@@ -74,19 +74,24 @@ def compose(
         if graph is not None:
             undo.callback(graph.close)
         booster = make_booster(graph, graph_warning)
-        load = functools.partial(load_lexical, store, root / "lexical", settings)
+        load = partial(load_lexical, store, root / "lexical", settings)
         searcher = HybridSearcher(load(save=not read_only), dense, embedder, booster)
         undo.callback(searcher.close)
         slot = RerankerSlot(lambda: configured_reranker(settings, root / "models"), reranker)
-        follower = Follower(store, searcher, graph, functools.partial(load, save=False))
+        follows = Follower.when(read_only, store, searcher, graph, partial(load, save=False))
         parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
-                      follower if read_only else None)  # fmt: skip
+                      follows)  # fmt: skip
         if repair and not read_only:
-            repair_indices(parts)
-            if graph is not None:
-                upgrade_graph_access(graph, lambda: searcher.lexical.units)
+            _repair(parts)
         undo.pop_all()
     return parts
+
+
+def _repair(parts: Parts) -> None:
+    """Finish interrupted writes; give the graph the access fields it lacks."""
+    repair_indices(parts)
+    if parts.graph is not None:
+        upgrade_graph_access(parts.graph, lambda: parts.searcher.lexical.units)
 
 
 def _open_store(root: Path, embedder: Embedder, read_only: bool) -> DocStore:

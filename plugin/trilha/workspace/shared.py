@@ -18,6 +18,10 @@ what the writer writes because every index they read is shared:
 A reader follows the writer: before each search it compares the store's generations with what
 it holds (one SQLite read) and loads the new lexical snapshot, or forgets what it read from the
 graph, when they moved.
+
+A reader writes nothing to the indices. What every process records of its use is shared as it
+is: the orchestrator's conversation memory and job log (``memory.sqlite``, whose writers SQLite
+serialises) and the graph's retrieval log (a JSONL file each process appends lines to).
 """
 
 from __future__ import annotations
@@ -82,6 +86,18 @@ class Follower:
         self._load = load
         self._graph_generation = store.graph_generation
         self._lock = threading.Lock()
+
+    @classmethod
+    def when(
+        cls,
+        read_only: bool,
+        store: DocStore,
+        searcher: HybridSearcher,
+        graph: GraphService | None,
+        load: Callable[[], LexicalIndex],
+    ) -> Follower | None:
+        """A follower for a read-only workspace; None for one that writes (it is current)."""
+        return cls(store, searcher, graph, load) if read_only else None
 
     def follow(self) -> None:
         """Catch up with the writer (two SQLite reads when nothing moved). Whatever moved, the
