@@ -58,12 +58,21 @@ class Terms:
         asked = set(tokenize(" ".join([QUESTION_WORDS, *spent]), lang))
         self.terms = frozenset(t for t in tokenize(question, lang) if t not in asked)
         self.idf: dict[str, float] = {t: 1.0 for t in self.terms}
+        self._found: dict[str, frozenset[str]] = {}
 
     def fit(self, sentences: Sequence[str]) -> None:
         """Weight the terms by their rarity in ``sentences``."""
-        df = Counter(t for s in sentences for t in self.terms & set(self.tokens(s)))
+        df = Counter(t for s in sentences for t in self.found(s))
         n = len(sentences)
         self.idf = {t: math.log(1.0 + n / (1.0 + df[t])) for t in self.terms}
+
+    def found(self, text: str) -> frozenset[str]:
+        """The question's terms ``text`` holds (each text analysed once: :meth:`fit` and
+        :meth:`coverage` see the same sentences)."""
+        hit = self._found.get(text)
+        if hit is None:
+            hit = self._found[text] = self.terms & frozenset(self.tokens(text))
+        return hit
 
     def tokens(self, text: str) -> list[str]:
         """``text`` through the same analyser as the question."""
@@ -74,8 +83,7 @@ class Terms:
         total = sum(self.idf.values())
         if total <= 0:
             return 0.0
-        found = self.terms & set(self.tokens(text))
-        return sum(self.idf[t] for t in found) / total
+        return sum(self.idf[t] for t in self.found(text)) / total
 
 
 def select_context(
