@@ -152,3 +152,23 @@ def test_a_snapshot_saved_by_an_older_trilha_still_loads(tmp_path: Path) -> None
     (tmp_path / "bm25-5").rename(tmp_path / "bm25")
     (tmp_path / "state.json").write_text('{"generation": 5, "units": 3, "empty": false}')
     assert LexicalIndex.load(tmp_path, 5, _index(3).units) is not None
+
+
+def test_two_workspaces_on_one_server_keep_their_own_collections(
+    tmp_path: Path, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
+) -> None:
+    with Workspace.open(tmp_path / "a", shared, embedder=embedder) as a:
+        a.ingest(make_docs())
+        with Workspace.open(tmp_path / "b", shared, embedder=embedder) as b:
+            b.ingest([NEW])
+            assert b.check().consistent and a.check().consistent  # neither repaired the other
+            assert _docs(b, "security incident") == ["zr"]
+            assert "zr" not in _docs(a, "zirconium corrosion")
+            collections = {a.dense.collection, b.dense.collection}  # type: ignore[attr-defined]
+    assert len(collections) == 2
+    with Workspace.open(tmp_path / "a", shared, embedder=embedder) as again:
+        assert again.dense.count() == len(again) > 0  # the recorded collection, reopened
+    named = shared.model_copy(update={"qdrant_collection": "other"})
+    named.model_fields_set.add("qdrant_collection")
+    with pytest.raises(ConfigurationError, match="keeps its vectors in Qdrant collection"):
+        Workspace.open(tmp_path / "a", named, embedder=embedder)

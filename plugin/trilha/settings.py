@@ -168,7 +168,11 @@ class TrilhaSettings(_ServiceSettings):
     )
     qdrant_url: str | None = Field(None, description="Qdrant server URL (implies mode 'server').")
     qdrant_api_key: str | None = Field(None, description="API key for a Qdrant server.")
-    qdrant_collection: str = Field("trilha_units", description="Qdrant collection name.")
+    qdrant_collection: str = Field(
+        "trilha_units",
+        description="Qdrant collection in local mode. On a server a new workspace takes one of "
+        "its own (recorded in <workspace>/qdrant.json) unless this names one.",
+    )
 
     # Lexical index
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")

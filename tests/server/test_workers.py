@@ -16,9 +16,15 @@ import pytest
 
 from tests.server.conftest import wait_until_serving
 from trilha.cli.main import main
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.errors import ConfigurationError
 from trilha.eval.served import free_port
 from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
+from trilha.server import Projects, ServiceConfig
+from trilha.server.config import ProjectEntry
+from trilha.settings import TrilhaSettings
 from trilha.testing.qdrant_server import QdrantTestServer
+from trilha.workspace import Workspace
 
 DOC = "---\nlang: en\n---\n# Incidents\n\nReport incidents to the SOC within one hour.\n"
 SERVICE = """
@@ -114,3 +120,16 @@ def test_workers_refuse_indices_that_one_process_holds(
     assert "set TRILHA_QDRANT_URL" in capsys.readouterr().err
     assert main(["serve", "-w", ws, "--workers", "0"]) == 2
     assert "give 1–64 service processes" in capsys.readouterr().err
+
+
+def test_two_projects_may_not_share_a_qdrant_collection(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    with QdrantTestServer() as qdrant:
+        same = TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none", qdrant_collection="c")
+        for name in ("a", "b"):
+            Workspace.open(tmp_path / name, same, embedder=embedder).close()
+        projects = {n: ProjectEntry(workspace=tmp_path / n, tenant="t") for n in ("a", "b")}
+        config = ServiceConfig(projects=projects, keys=[], anonymous=True)
+        with pytest.raises(ConfigurationError, match="would share Qdrant collection 'c'"):
+            Projects.open(config, same)

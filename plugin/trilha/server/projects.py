@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from trilha.access.principal import Principal
-from trilha.errors import BackendUnavailableError, TrilhaError
+from trilha.errors import BackendUnavailableError, ConfigurationError, TrilhaError
 from trilha.server.config import KeyEntry, ServiceConfig, key_digest
 from trilha.server.errors import ApiError
 
@@ -83,6 +83,7 @@ class Projects:
             for pid, entry in config.projects.items():
                 ws = Workspace.open(entry.workspace, settings=settings, create=False)
                 opened[pid] = Project(pid, entry.tenant, ws, Orchestrator(ws))
+            _one_collection_each(opened)
         except BaseException:
             for p in opened.values():
                 _close(p)
@@ -170,6 +171,25 @@ class Projects:
                 raise ApiError(403, f"this key's user is not known to project "
                                     f"{project.project_id!r}: {e}") from None  # fmt: skip
         return Principal.anonymous()
+
+
+def _one_collection_each(projects: dict[str, Project]) -> None:
+    """Refuse two projects whose vectors would share one Qdrant server's collection (each would
+    read, and repair away, the other's points)."""
+    seen: dict[tuple[str, str], str] = {}
+    for pid, p in projects.items():
+        url, collection = (
+            p.workspace.settings.qdrant_url,
+            getattr(p.workspace.dense, "collection", None),
+        )
+        if url is None or collection is None:
+            continue
+        other = seen.setdefault((url, collection), pid)
+        if other != pid:
+            raise ConfigurationError(
+                f"projects {other!r} and {pid!r} would share Qdrant collection {collection!r} "
+                f"at {url}: unset TRILHA_QDRANT_COLLECTION so that each workspace keeps its own"
+            )
 
 
 def _plan_graph_reads(graph: GraphService, units: Sequence[TextUnit]) -> None:

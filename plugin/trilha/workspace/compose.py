@@ -34,7 +34,7 @@ from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
-from trilha.workspace.shared import Follower, needs_upgrade
+from trilha.workspace.shared import Follower, needs_upgrade, server_collection
 from trilha.workspace.upgrade import (
     check_encoder,
     migrate_store,
@@ -67,7 +67,7 @@ def compose(
         store = _open_store(root, embedder, read_only)
         undo.callback(store.close)
         made_private = None if read_only else migrate_store(store)
-        undo.callback((dense := open_dense(settings, root)).close)
+        undo.callback((dense := open_dense(settings, root, store, read_only)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
         graph, graph_warning = open_graph(settings, root, extractor)
@@ -197,14 +197,21 @@ def _auto_embedder(
     )
 
 
-def open_dense(settings: TrilhaSettings, root: Path) -> DenseIndex:
-    """The configured dense index of the workspace at ``root``."""
+def open_dense(
+    settings: TrilhaSettings, root: Path, store: DocStore | None = None, read_only: bool = False
+) -> DenseIndex:
+    """The configured dense index of the workspace at ``root``; on a Qdrant server, in the
+    workspace's own collection (:func:`~trilha.workspace.shared.server_collection`)."""
+    collection = settings.qdrant_collection
+    if settings.qdrant_url:
+        empty = store is None or store.count() == 0
+        collection = server_collection(root, settings, empty=empty, read_only=read_only)
     return open_dense_index(
         mode=settings.qdrant_mode,
         path=root,
         url=settings.qdrant_url,
         api_key=settings.qdrant_api_key,
-        collection=settings.qdrant_collection,
+        collection=collection,
         dimension=settings.embedding_dimension,
     )
 

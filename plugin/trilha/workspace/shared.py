@@ -26,8 +26,11 @@ serialises) and the graph's retrieval log (a JSONL file each process appends lin
 
 from __future__ import annotations
 
+import json
 import threading
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from trilha.errors import ConfigurationError, WorkspaceError
 from trilha.graph.service import GraphService
@@ -52,6 +55,37 @@ def check_shareable(settings: TrilhaSettings) -> None:
             "set TRILHA_GRAPH_URL (FalkorDB, or TRILHA_GRAPH_BACKEND=bolt for Neo4j), or "
             "TRILHA_GRAPH_BACKEND=none (the embedded FalkorDB belongs to one process)"
         )
+
+
+#: Where a workspace on a Qdrant server records its collection.
+COLLECTION_FILE = "qdrant.json"
+
+
+def server_collection(root: Path, settings: TrilhaSettings, *, empty: bool, read_only: bool) -> str:
+    """The Qdrant collection of the workspace at ``root`` on a server, so that two workspaces on
+    one server never share (or repair away) each other's points: the one it recorded; else the
+    one ``TRILHA_QDRANT_COLLECTION`` names; else, for a workspace with no units yet, one of its
+    own (``trilha_<random>``), and for an older one the default it has been using. A writer
+    records it; a collection named that differs from the record is refused."""
+    record = root / COLLECTION_FILE
+    named = "qdrant_collection" in settings.model_fields_set
+    if record.exists():
+        kept = str(json.loads(record.read_text())["collection"])
+        if named and settings.qdrant_collection != kept:
+            raise ConfigurationError(
+                f"the workspace {root} keeps its vectors in Qdrant collection {kept!r}, but "
+                f"TRILHA_QDRANT_COLLECTION names {settings.qdrant_collection!r}: unset it, or "
+                "use another workspace"
+            )
+        return kept
+    name = settings.qdrant_collection
+    if not named and empty:
+        name = f"trilha_{uuid.uuid4().hex[:12]}"
+    if not read_only:
+        staged = record.with_suffix(".tmp")
+        staged.write_text(json.dumps({"collection": name}))
+        staged.replace(record)
+    return name
 
 
 def read_only_error(root: object) -> WorkspaceError:
