@@ -145,8 +145,12 @@ class TEIReranker:
         self.top_n = top_n
         self.batch_size = batch_size
 
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        """One score per passage (the server's, higher is better)."""
+    def score(
+        self, query: str, passages: Sequence[str], max_length: int | None = None
+    ) -> list[float]:
+        """One score per passage (the server's, higher is better). The server cuts pairs at
+        its own limit (``truncate``); TEI takes no per-call length, so ``max_length`` is not
+        sent."""
         scores: list[float] = []
         for batch in _batches(passages, self.batch_size):
             body = {"query": query, "texts": list(batch), "truncate": True, "raw_scores": False}

@@ -61,6 +61,12 @@ class _ServiceSettings(BaseSettings):
     answer_timeout_s: float = Field(
         10.0, gt=0, description="Seconds the LLM may take to answer; past them, extractive."
     )
+    answer_rerank_max_length: int = Field(
+        80,
+        gt=0,
+        description="Most tokens of each (question, window) pair the reranker reads when it "
+        "orders an answer's candidates (capped by rerank_max_length).",
+    )
 
     # The HTTP service (trilha serve; trilha.server)
     serve_host: str = Field("127.0.0.1", description="Address `trilha serve` listens on.")
@@ -203,13 +209,20 @@ class TrilhaSettings(_ServiceSettings):
     # Rerank (seed 002)
     reranker_model: str | None = Field(None, description="Cross-encoder id or path; None = off.")
     rerank_top_n: int = Field(12, gt=0, description="Results kept after reranking.")
-    rerank_batch_size: int = Field(32, gt=0, description="Pairs scored per batch.")
+    rerank_batch_size: int | None = Field(
+        None, gt=0, description="Pairs scored per batch; None: 4 on a CPU, 32 on a GPU."
+    )
     rerank_max_length: int = Field(256, gt=0, description="Max tokens of a query+passage pair.")
-    rerank_backend: Literal["torch", "onnx"] = Field("torch", description="Inference backend.")
+    rerank_backend: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description="'auto' (torch where the CPU has native bf16 or on a GPU, else onnx), "
+        "'torch' or 'onnx'.",
+    )
     rerank_precision: Literal["auto", "fp32", "bf16", "int8"] = Field(
         "auto",
-        description="'auto' (bf16 where the CPU has native bf16, else fp32), or "
-        "fp32/bf16 on torch, fp32/int8 on onnx.",
+        description="'auto' (with backend auto: bf16 on torch, int8 on onnx; with torch: bf16 "
+        "where the CPU has native bf16, else fp32; with onnx: fp32), or fp32/bf16 on torch, "
+        "fp32/int8 on onnx.",
     )
 
     # Graph (issue 3): embedded FalkorDB by default, Neo4j/any Bolt server by URL

@@ -174,9 +174,13 @@ class _Reading:
 
     def __init__(self) -> None:
         self.read: list[str] = []
+        self.max_lengths: list[int | None] = []
 
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+    def score(
+        self, query: str, passages: Sequence[str], max_length: int | None = None
+    ) -> list[float]:
         self.read += passages
+        self.max_lengths.append(max_length)
         return [float(len(p)) for p in passages]
 
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int | None = None) -> list[Hit]:
@@ -198,6 +202,8 @@ def test_rerank_reads_each_candidates_best_window(sample_ws: Workspace) -> None:
     assert answer.trace.search is not None
     stage = answer.trace.search.stage("rerank")
     assert stage is not None and stage.note and "windows" in stage.note
+    assert reading.max_lengths == [sample_ws.settings.answer_rerank_max_length]
+    assert f"pairs of at most {sample_ws.settings.answer_rerank_max_length}" in stage.note
 
 
 def test_focus_keeps_a_short_unit_whole_and_cuts_a_long_one_to_its_best_window() -> None:

@@ -94,3 +94,43 @@ def test_workspace_rerank_keeps_top_n(tiny_cross_encoder: Path, sample_ws: Works
     assert len(result.hits) == 4
     assert [h.scores.rerank_rank for h in result.hits] == [1, 2, 3, 4]
     assert result.trace.stage("rerank") is not None
+
+
+@pytest.mark.parametrize(
+    ("asked", "native", "device", "expected"),
+    [
+        (("auto", "auto"), "fp32", None, ("onnx", "int8")),
+        (("auto", "auto"), "bf16", None, ("torch", "bf16")),
+        (("auto", "auto"), "fp32", "cuda", ("torch", "fp32")),
+        (("auto", "fp32"), "fp32", None, ("torch", "fp32")),
+        (("auto", "int8"), "bf16", None, ("onnx", "int8")),
+        (("auto", "bf16"), "fp32", None, ("torch", "bf16")),
+        (("onnx", "auto"), "bf16", None, ("onnx", "fp32")),
+        (("torch", "auto"), "fp32", None, ("torch", "fp32")),
+        (("torch", "auto"), "bf16", None, ("torch", "bf16")),
+    ],
+)
+def test_auto_takes_the_fast_way_this_machine_has(
+    monkeypatch: pytest.MonkeyPatch,
+    asked: tuple[str, str],
+    native: str,
+    device: str | None,
+    expected: tuple[str, str],
+) -> None:
+    import trilha.rerank.cross_encoder as ce
+
+    monkeypatch.setattr(ce, "native_bf16_precision", lambda: native)  # the CPU probe only
+    reranker = CrossEncoderReranker("m", backend=asked[0], precision=asked[1], device=device)  # type: ignore[arg-type]
+    assert (reranker.backend, reranker.precision) == expected
+    assert reranker.batch_size == (ce.GPU_BATCH if device else ce.CPU_BATCH)
+    assert CrossEncoderReranker("m", batch_size=7).batch_size == 7
+
+
+def test_native_bf16_is_read_from_the_cpu_flags() -> None:
+    from trilha.rerank.cross_encoder import native_bf16_precision
+
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if not flags:
+        pytest.skip("no /proc/cpuinfo here")
+    native = " avx512_bf16" in flags or " amx_bf16" in flags
+    assert native_bf16_precision() == ("bf16" if native else "fp32")

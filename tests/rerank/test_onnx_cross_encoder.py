@@ -89,3 +89,29 @@ def test_onnx_rerank_loads_no_torch(tiny_cross_encoder: Path, tmp_path: Path) ->
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.split("\n")[-2] == "2 []"
+
+
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_a_call_may_read_shorter_pairs(
+    tiny_cross_encoder: Path, tmp_path: Path, backend: str
+) -> None:
+    """``score(..., max_length=n)`` scores as a reranker built with ``max_length=n`` does, and
+    leaves the reranker's own limit for the next call."""
+
+    def build(max_length: int) -> CrossEncoderReranker:
+        return CrossEncoderReranker(
+            str(tiny_cross_encoder),
+            backend=backend,  # type: ignore[arg-type]
+            precision="fp32",
+            max_length=max_length,
+            cache_dir=tmp_path,
+        )
+
+    long_reader, short_reader = build(64), build(12)
+    cut = long_reader.score(QUERY, PASSAGES, max_length=12)
+    np.testing.assert_allclose(cut, short_reader.score(QUERY, PASSAGES), atol=1e-7, rtol=0)
+    whole = long_reader.score(QUERY, PASSAGES)
+    np.testing.assert_allclose(whole, build(64).score(QUERY, PASSAGES), atol=1e-7, rtol=0)
+    # the tiny model's scores sit near 0.5: the long passages, read further, still move them
+    assert np.abs(np.subtract(cut, whole)).max() > 1e-6
+    assert long_reader.score(QUERY, PASSAGES, max_length=500) == pytest.approx(whole, abs=1e-7)

@@ -10,8 +10,10 @@ never served to another principal. A hit is marked ``trace.cache_hit`` and timed
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
+import threading
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -57,8 +59,22 @@ def ask(ws: Workspace, question: str | AskRequest, /, **fields: Any) -> Answer:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aask(ws, question, **fields))
+        return _runner().run(aask(ws, question, **fields))
     raise BadRequestError("ask was called inside a running event loop; use await aask(...) there")
+
+
+_RUNNERS = threading.local()
+
+
+def _runner() -> asyncio.Runner:
+    """This thread's event loop for :func:`ask`, kept between calls: a new loop per call (as
+    ``asyncio.run`` makes), with its worker threads started and joined each time, cost ~20 ms
+    of an 84 ms answer on 2 cores. Closed when the process exits."""
+    runner: asyncio.Runner | None = getattr(_RUNNERS, "runner", None)
+    if runner is None:
+        runner = _RUNNERS.runner = asyncio.Runner()
+        atexit.register(runner.close)
+    return runner
 
 
 async def aask(

@@ -23,7 +23,9 @@ from trilha.types import Hit
 #: The smallest window worth keeping (tokens).
 MIN_PIECE_TOKENS = 40
 #: Tokens of a candidate's text the reranker reads when ranking for an answer (:func:`focus`).
-RERANK_WINDOW_TOKENS = 64
+#: On 100 SciFact questions 40 scored as 64 did (cited relevant 0.438 / 0.431, answers citing a
+#: relevant document 0.711 / 0.725) with pairs 10% shorter.
+RERANK_WINDOW_TOKENS = 40
 
 
 @dataclass(frozen=True)

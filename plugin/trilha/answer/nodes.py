@@ -126,16 +126,19 @@ def _rerank_windows(
     ws: Workspace, run: Run, candidates: list[Hit], top_n: int
 ) -> tuple[list[Hit], Trace]:
     """The candidates reordered by the cross-encoder reading each one's :func:`focus` window,
-    the best ``top_n`` kept; the search trace gains the ``rerank`` stage."""
+    each (question, window) pair cut to ``answer_rerank_max_length`` tokens (80: on 100 SciFact
+    questions as good as pairs of up to 256, and 1.2x faster), the best ``top_n`` kept; the
+    search trace gains the ``rerank`` stage."""
     start = time.perf_counter()
     terms = Terms(run.text, run.lang, run.spent)
     sentences = [split_sentences(h.unit.text) for h in candidates]
     terms.fit([s for each in sentences for s in each])
     reranker = ws.reranker
     windows = [focus(h, terms, each) for h, each in zip(candidates, sentences, strict=True)]
-    scores = reranker.score(run.text, windows)
+    cap = ws.settings.answer_rerank_max_length
+    scores = reranker.score(run.text, windows, max_length=cap)
     hits = apply_scores(candidates, scores, top_n, float(getattr(reranker, "blend", 0.0)))
-    note = f"windows of at most {RERANK_WINDOW_TOKENS} tokens"
+    note = f"windows of at most {RERANK_WINDOW_TOKENS} tokens, pairs of at most {cap}"
     return hits, with_rerank_stage(run.search or Trace(), len(hits), start, note)
 
 

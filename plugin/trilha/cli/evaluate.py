@@ -41,9 +41,9 @@ def add_eval_parser(sub: Any) -> None:
     )
     sp.add_argument(
         "--rerank-backend",
-        choices=("torch", "onnx"),
-        default="torch",
-        help="reranker backend (default torch)",
+        choices=("auto", "torch", "onnx"),
+        default="auto",
+        help="reranker backend (default auto: torch bf16 where the CPU has it, else onnx int8)",
     )
     sp.add_argument(
         "--rerank-precision",

@@ -38,7 +38,9 @@ def add_parser(sub: Any) -> None:
 def add_rerank_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--rerank", action="store_true", help="rerank with the cross-encoder")
     sp.add_argument("--reranker", help="cross-encoder id or local path (TRILHA_RERANKER_MODEL)")
-    sp.add_argument("--rerank-backend", choices=("torch", "onnx"), help="reranker backend")
+    sp.add_argument(
+        "--rerank-backend", choices=("auto", "torch", "onnx"), help="backend (default auto)"
+    )
     sp.add_argument(
         "--rerank-precision",
         choices=("auto", "fp32", "bf16", "int8"),

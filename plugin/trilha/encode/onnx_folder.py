@@ -82,12 +82,14 @@ class OnnxTextModel:
         self.tokenizer = tokenizer
         self.token_limit = token_limit
         self._inputs = {i.name for i in self.session.get_inputs()}
+        self._shorter: dict[int, Any] = {}  # tokenizers cut shorter than token_limit, by limit
 
     def run(
-        self, texts: Sequence[str] | Sequence[tuple[str, str]]
+        self, texts: Sequence[str] | Sequence[tuple[str, str]], token_limit: int | None = None
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-        """The model's first output and the attention mask for a batch of texts or pairs."""
-        encodings = self.tokenizer.encode_batch(list(texts))
+        """The model's first output and the attention mask for a batch of texts or pairs, each
+        cut to ``token_limit`` tokens when that is below the model's own limit."""
+        encodings = self._tokenizer(token_limit).encode_batch(list(texts))
         feed = {
             "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
@@ -95,3 +97,17 @@ class OnnxTextModel:
         }
         output = self.session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         return np.asarray(output, dtype=np.float32), feed["attention_mask"]
+
+    def _tokenizer(self, token_limit: int | None) -> Any:
+        """The tokenizer cutting at ``min(token_limit, self.token_limit)`` (a copy per limit:
+        truncation is a tokenizer's state, and other threads may be using this one)."""
+        if token_limit is None or token_limit >= self.token_limit:
+            return self.tokenizer
+        shorter = self._shorter.get(token_limit)
+        if shorter is None:
+            from tokenizers import Tokenizer
+
+            shorter = Tokenizer.from_str(self.tokenizer.to_str())
+            shorter.enable_truncation(max_length=token_limit)
+            self._shorter[token_limit] = shorter
+        return shorter

@@ -176,8 +176,8 @@ def run_bench(
     *,
     ingest_docs: int | None = None,
     split: str = "test",
-    rerank_backend: Backend = "torch",
-    rerank_precision: Precision = "bf16",
+    rerank_backend: Backend | None = None,
+    rerank_precision: Precision | None = None,
     scale_queries: int = 30,
     settings: TrilhaSettings | None = None,
     systems: Collection[str] | None = None,
@@ -189,10 +189,9 @@ def run_bench(
     texts = [q.text for q in ds.queries[:queries]]
     folder = Path(workspace_dir) if workspace_dir else default_workspace(out, ds.name)
     result: dict[str, Any] = {"dataset": ds.name, "n_queries": len(texts)}
-    result["config"] = _config(folder, reranker, rerank_backend, rerank_precision, scale)
-    with Workspace.open(
-        folder, settings, reranker=_reranker(reranker, rerank_backend, rerank_precision, folder)
-    ) as ws:
+    ce = _reranker(reranker, rerank_backend, rerank_precision, settings, folder)
+    result["config"] = _config(folder, reranker, ce, scale)
+    with Workspace.open(folder, settings, reranker=ce) as ws:
         ws.ingest(ds.documents(), progress=progress)
         result.update(bench_latency(ws, texts, reranker is not None, progress, systems))
         if ingest_docs != 0:
@@ -229,8 +228,13 @@ def bench_latency(
 
 
 def _reranker(
-    model: str | Path | None, backend: Backend, precision: Precision, folder: Path
+    model: str | Path | None,
+    backend: Backend | None,
+    precision: Precision | None,
+    settings: TrilhaSettings,
+    folder: Path,
 ) -> CrossEncoderReranker | None:
+    """The cross-encoder timed: the backend and precision asked for, else the settings'."""
     if model is None:
         return None
     from trilha.rerank.cross_encoder import CrossEncoderReranker
@@ -238,15 +242,16 @@ def _reranker(
     return CrossEncoderReranker(
         str(model),
         top_n=12,
+        batch_size=settings.rerank_batch_size,
         max_length=256,
-        backend=backend,
-        precision=precision,
+        backend=backend or settings.rerank_backend,
+        precision=precision or settings.rerank_precision,
         cache_dir=folder / "models",
     )
 
 
 def _config(
-    folder: Path, reranker: str | Path | None, backend: str, precision: str, scale: int | None
+    folder: Path, reranker: str | Path | None, ce: CrossEncoderReranker | None, scale: int | None
 ) -> dict[str, Any]:
     return {
         "workspace": str(folder),
@@ -255,14 +260,15 @@ def _config(
         "note": "top_k=10 for every system (the realistic agent call); query encoding included "
         "except in the scale test, whose query vectors are encoded beforehand",
         "rerank": None
-        if reranker is None
+        if ce is None
         else {
             "model": str(reranker),
-            "backend": backend,
-            "precision": precision,
+            "backend": ce.backend,
+            "precision": ce.precision,
+            "batch_size": ce.batch_size,
             "candidates": 40,
             "keep": 12,
-            "max_length": 256,
+            "max_length": ce.max_length,
         },
         "scale": scale,
         "cpus": os.cpu_count(),

@@ -30,7 +30,7 @@ from trilha.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["torch", "onnx"]
+Backend = Literal["auto", "torch", "onnx"]
 Precision = Literal["auto", "fp32", "bf16", "int8"]
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
 
@@ -72,14 +72,14 @@ class RerankOptions:
 
     The system reorders the weighted hybrid top-100 by the cross-encoder score (``blend`` > 0
     mixes in the fused score, see :func:`trilha.rerank.base.apply_scores`; 0 is untuned).
-    torch bf16 is the default: measured by ``run_bench`` on SciFact (2 cores), 453 ms against
-    1158 ms (fp32) for 40 pairs, top-10 overlap with fp32 0.98, Spearman 0.97; ONNX was slower
-    here.
+    The backend and precision are resolved once (``auto`` made concrete by
+    :func:`trilha.rerank.cross_encoder.resolve_backend`), so a score cache never mixes bf16,
+    fp32 and int8 scores.
     """
 
     model: str
     backend: Backend = "torch"
-    precision: Precision = "bf16"
+    precision: Precision = "fp32"
     max_length: int = 256
     blend: float = 0.0
 
@@ -122,13 +122,13 @@ def ingest_dataset(
     }
 
 
-def resolve_precision(backend: str, precision: Precision) -> Precision:
-    """'auto' made concrete (so score caches never mix bf16 and fp32 scores)."""
-    if precision != "auto":
-        return precision
-    from trilha.rerank.cross_encoder import native_bf16_precision
+def resolve_rerank(
+    backend: Backend, precision: Precision
+) -> tuple[Literal["torch", "onnx"], Literal["fp32", "bf16", "int8"]]:
+    """``auto`` made concrete (so score caches never mix bf16, fp32 and int8 scores)."""
+    from trilha.rerank.cross_encoder import resolve_backend
 
-    return "fp32" if backend == "onnx" else native_bf16_precision()
+    return resolve_backend(backend, precision)
 
 
 def run_eval(
@@ -140,8 +140,8 @@ def run_eval(
     max_queries: int | None = None,
     progress: bool = True,
     *,
-    rerank_backend: Backend = "torch",
-    rerank_precision: Precision = "bf16",
+    rerank_backend: Backend = "auto",
+    rerank_precision: Precision = "auto",
     rerank_blend: float = 0.0,
     rerank_max_length: int = 256,
     settings: TrilhaSettings | None = None,
@@ -202,9 +202,8 @@ def rerank_options(
     without a model."""
     if model is None:
         return None
-    return RerankOptions(
-        str(model), backend, resolve_precision(backend, precision), max_length, blend
-    )
+    concrete_backend, concrete_precision = resolve_rerank(backend, precision)
+    return RerankOptions(str(model), concrete_backend, concrete_precision, max_length, blend)
 
 
 def _config(

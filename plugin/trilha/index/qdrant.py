@@ -92,6 +92,7 @@ class QdrantIndex:
             exists = self._client.collection_exists(self.collection)
         except Exception as e:
             raise BackendUnavailableError(f"Qdrant unreachable: {e}") from e
+        indexed: set[str] = set()
         if exists:
             info = self._client.get_collection(self.collection)
             vectors = info.config.params.vectors
@@ -102,6 +103,7 @@ class QdrantIndex:
                     f"makes {self.dimension}-d ones; use another workspace or set "
                     "TRILHA_EMBEDDING_DIMENSION/TRILHA_EMBEDDING_MODEL to match"
                 )
+            indexed = set(info.payload_schema or {})
         else:
             self._client.create_collection(
                 self.collection,
@@ -109,17 +111,14 @@ class QdrantIndex:
                     size=self.dimension, distance=models.Distance.COSINE
                 ),
             )
-        # a server gets every payload index on each open (a collection made before a field was
-        # indexed gets it); local mode has no payload indices
+        # a server gets the payload indices its collection lacks (a collection made before a
+        # field was indexed gets it); local mode has no payload indices
         if self._client._client.__class__.__name__ != "QdrantLocal":
-            for name in KEYWORD_FIELDS:
-                self._client.create_payload_index(
-                    self.collection, name, models.PayloadSchemaType.KEYWORD
-                )
-            for name in INTEGER_FIELDS:
-                self._client.create_payload_index(
-                    self.collection, name, models.PayloadSchemaType.INTEGER
-                )
+            kinds = {name: models.PayloadSchemaType.KEYWORD for name in KEYWORD_FIELDS}
+            kinds.update({name: models.PayloadSchemaType.INTEGER for name in INTEGER_FIELDS})
+            for name, kind in kinds.items():
+                if name not in indexed:
+                    self._client.create_payload_index(self.collection, name, kind)
 
     def close(self) -> None:
         """Release the client (and the local-mode folder lock)."""

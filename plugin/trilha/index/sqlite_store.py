@@ -66,6 +66,16 @@ class SQLiteStore:
         """Bumped on every write of graph records or a graph rebuild (:meth:`bump_graph`)."""
         return int(self.get_meta("graph_generation") or 0)
 
+    def generations(self) -> tuple[int, int]:
+        """``(generation, graph_generation)`` in one read (what a read-only follower polls)."""
+        with self._lock:
+            rows = dict(
+                self._db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('generation', 'graph_generation')"
+                ).fetchall()
+            )
+        return int(rows.get("generation") or 0), int(rows.get("graph_generation") or 0)
+
     def bump_graph(self) -> None:
         """Count one write to the graph (what the graph boost reads changed)."""
         with self._lock:

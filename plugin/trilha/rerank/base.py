@@ -15,8 +15,11 @@ class Reranker(Protocol):
 
     top_n: int
 
-    def score(self, query: str, passages: Sequence[str]) -> list[float]:
-        """One relevance score per passage, higher is better."""
+    def score(
+        self, query: str, passages: Sequence[str], max_length: int | None = None
+    ) -> list[float]:
+        """One relevance score per passage, higher is better; ``max_length``: the most tokens
+        of each (query, passage) pair read in this call (None: the reranker's own limit)."""
         ...
 
     def rerank(self, query: str, hits: Sequence[Hit], top_n: int | None = None) -> list[Hit]:

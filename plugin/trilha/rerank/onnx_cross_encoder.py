@@ -60,15 +60,19 @@ class OnnxCrossEncoder:
         self.model = OnnxTextModel(folder, file_name, token_limit)
 
     def predict(
-        self, pairs: Sequence[tuple[str, str]], batch_size: int = 32
+        self,
+        pairs: Sequence[tuple[str, str]],
+        batch_size: int = 32,
+        max_length: int | None = None,
     ) -> npt.NDArray[np.float32]:
-        """One score per pair, in input order. Batches group pairs of similar length the way
+        """One score per pair, in input order, each pair cut to ``max_length`` tokens when that
+        is below the model's limit. Batches group pairs of similar length the way
         sentence-transformers does, which int8 models (quantised per batch) need to score alike."""
         order = np.argsort([-(len(q) + len(p)) for q, p in pairs])
         out = np.zeros(len(pairs), dtype=np.float32)
         for start in range(0, len(pairs), batch_size):
             rows = order[start : start + batch_size]
-            logits, _ = self.model.run([pairs[i] for i in rows])
+            logits, _ = self.model.run([pairs[i] for i in rows], max_length)
             out[rows] = logits[:, 0]
         if self.activation == "sigmoid":
             out = np.asarray(1.0 / (1.0 + np.exp(-out)), dtype=np.float32)

@@ -271,7 +271,7 @@ def configured_reranker(settings: TrilhaSettings, models: Path) -> Reranker:
 
         client = TEIClient(settings.reranker_url, settings.remote_timeout_s,
                            settings.remote_retries)  # fmt: skip
-        return TEIReranker(client, settings.rerank_top_n, settings.rerank_batch_size)
+        return TEIReranker(client, settings.rerank_top_n, settings.rerank_batch_size or 32)
     if not settings.reranker_model:
         raise ConfigurationError(
             "no reranker configured: set TRILHA_RERANKER_MODEL to a cross-encoder id or "

@@ -134,15 +134,15 @@ class Follower:
         return cls(store, searcher, graph, load) if read_only else None
 
     def follow(self) -> None:
-        """Catch up with the writer (two SQLite reads when nothing moved). Whatever moved, the
+        """Catch up with the writer (one SQLite read when nothing moved). Whatever moved, the
         graph's memos are dropped: an ingest writes the graph too."""
         moved = False
-        if self._store.generation != self._searcher.lexical.generation:
+        generation, graph_generation = self._store.generations()
+        if generation != self._searcher.lexical.generation:
             with self._lock:  # one thread loads; the others then find it current
                 if self._store.generation != self._searcher.lexical.generation:
                     self._searcher.lexical = self._load()
                     moved = True
-        graph_generation = self._store.graph_generation
         if graph_generation != self._graph_generation:
             self._graph_generation = graph_generation
             moved = True
