@@ -245,3 +245,16 @@ def test_sync_ask_inside_an_event_loop_says_what_to_do(sample_ws: Workspace) -> 
         assert answer.answered
 
     asyncio.run(inside())
+
+
+def test_a_run_is_summarised_in_one_short_line() -> None:
+    """The workflow runtime writes ``repr`` of every event it passes: a run's must not spell
+    out its candidates' texts."""
+    run = Run(AskRequest(question="What is the deadline to report a security incident?"))
+    text = "a long unit text " * 500
+    run.candidates = [
+        Hit(unit=TextUnit(unit_id=f"d{i}#0", doc_id=f"d{i}", text=text), scores=StageScores())
+        for i in range(40)
+    ]
+    summary = repr(run)
+    assert len(summary) < 200 and "40 candidates" in summary and run.trace_id in summary

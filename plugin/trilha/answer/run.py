@@ -29,7 +29,7 @@ from trilha.index.filters import FilterExpr
 from trilha.types import Hit, Trace
 
 
-@dataclass
+@dataclass(repr=False)
 class Run:
     """What one question has gathered so far (see the workflow's nodes)."""
 
@@ -54,6 +54,15 @@ class Run:
     stop_reason: str | None = None
     warnings: list[str] = field(default_factory=list)
     nodes: list[NodeTrace] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """A short summary: the workflow runtime writes ``repr`` of every event it passes, and
+        the dataclass's own (each candidate's whole text) cost ~30 ms of an 80 ms answer."""
+        return (
+            f"Run({self.trace_id}, {self.request.question[:40]!r}, "
+            f"{len(self.candidates)} candidates, {len(self.reranked)} reranked, "
+            f"{len(self.nodes)} nodes)"
+        )
 
     @contextmanager
     def node(self, name: str) -> Iterator[None]:
