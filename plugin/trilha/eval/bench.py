@@ -25,11 +25,12 @@ from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.orchestrated import bench_orchestrated
 from trilha.eval.principal import BENCH_PRINCIPAL
 from trilha.eval.rerank_backends import bench_rerank
-from trilha.eval.runner import Backend, Precision, default_workspace, write_json
+from trilha.eval.runner import default_workspace, write_json
 from trilha.eval.scale import bench_scale
 from trilha.eval.systems import SPECS, fusion_retriever, searcher
 from trilha.eval.timing import WARMUP, Call, latency_summary, stage_p50, time_calls, trace_of
 from trilha.ingest.chunking import chunk_document, index_text
+from trilha.rerank.cross_encoder import Backend, Precision
 from trilha.retrieve.cache import MemoryStore, ResultCache
 from trilha.settings import TrilhaSettings, uncached
 from trilha.types import SearchResult

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trilha.eval.agreement import agreement
-from trilha.eval.runner import Backend, Precision
 from trilha.eval.timing import latency_summary
 from trilha.ingest.chunking import index_text
+from trilha.rerank.cross_encoder import Backend, Precision
 from trilha.workspace import Workspace
 
 log = logging.getLogger(__name__)

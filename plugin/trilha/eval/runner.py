@@ -18,20 +18,19 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tqdm.auto import tqdm
 
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
 from trilha.eval.systems import Ranking, ScoreCache, Selection, System, build_systems
+from trilha.rerank.cross_encoder import Backend, Precision, resolve_backend
 from trilha.settings import TrilhaSettings, uncached
 from trilha.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["auto", "torch", "onnx"]
-Precision = Literal["auto", "fp32", "bf16", "int8"]
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
 
 
@@ -122,15 +121,6 @@ def ingest_dataset(
     }
 
 
-def resolve_rerank(
-    backend: Backend, precision: Precision
-) -> tuple[Literal["torch", "onnx"], Literal["fp32", "bf16", "int8"]]:
-    """``auto`` made concrete (so score caches never mix bf16, fp32 and int8 scores)."""
-    from trilha.rerank.cross_encoder import resolve_backend
-
-    return resolve_backend(backend, precision)
-
-
 def run_eval(
     data_dir: Path | str,
     out_path: Path | str,
@@ -202,7 +192,7 @@ def rerank_options(
     without a model."""
     if model is None:
         return None
-    concrete_backend, concrete_precision = resolve_rerank(backend, precision)
+    concrete_backend, concrete_precision = resolve_backend(backend, precision)
     return RerankOptions(str(model), concrete_backend, concrete_precision, max_length, blend)
 
 

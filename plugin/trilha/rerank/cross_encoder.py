@@ -13,6 +13,7 @@ for 40 answer windows on 2 AVX2 cores; top-12 overlap with fp32 0.90). Explicit 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import sys
@@ -85,9 +86,10 @@ CPU_BATCH = 4
 GPU_BATCH = 32
 
 
+@functools.cache
 def native_bf16_precision() -> Literal["bf16", "fp32"]:
     """'bf16' when this CPU computes bf16 natively (AVX512-BF16 or AMX), else 'fp32'. Reads
-    /proc/cpuinfo where there is one (no torch import), else asks torch."""
+    /proc/cpuinfo where there is one (no torch import), else asks torch; once per process."""
     try:
         flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
