@@ -10,7 +10,7 @@ import pytest
 
 from trilha.access import Principal
 from trilha.answer import NoAnswer, aask, ask, ask_request
-from trilha.answer.context import RERANK_WINDOW_TOKENS, Terms, focus
+from trilha.answer.context import RERANK_WINDOW_TOKENS, Terms, _SpanCounter, focus
 from trilha.answer.nodes import rerank_results
 from trilha.answer.run import Run
 from trilha.answer.schemas import SchemaViolation, check, schema_of
@@ -216,6 +216,20 @@ def test_focus_keeps_a_short_unit_whole_and_cuts_a_long_one_to_its_best_window()
     assert count_tokens(window) <= 60 + 5
     short = TextUnit(unit_id="e#0", doc_id="e", text="Short text.", title="T")
     assert focus(Hit(unit=short, scores=StageScores()), terms) == "T\nShort text."
+
+
+@pytest.mark.parametrize(
+    "sentences",
+    [
+        ["One sentence.", "Another one, with 2024 digits.", "(A bracket) opens it.", "Último."],
+        ["図 and 数据库 mixed.", "  leading spaces.", "https://example.org/a?b=c ends.", "Ok!"],
+    ],
+)
+def test_a_windows_token_count_adds_up_from_its_sentences(sentences: list[str]) -> None:
+    span = _SpanCounter(sentences)
+    for lo in range(len(sentences)):
+        for hi in range(lo + 1, len(sentences) + 1):
+            assert span(lo, hi) == count_tokens(" ".join(sentences[lo:hi]))
 
 
 def test_schemas_are_the_seeds_and_are_enforced() -> None:

@@ -205,3 +205,10 @@ def test_chinese_gazetteer_names_match_inside_han_text() -> None:
 def test_chinese_query_entities() -> None:
     assert entities_in_query("图数据库") == ["图数据库"]
     assert entities_in_query("哪些图数据库支持 Cypher？") == ["图数据库", "Cypher"]
+
+
+def test_an_initial_before_a_lower_case_word_is_no_entity() -> None:
+    claim = "Active H. pylori urease has two subunits, UreA and UreB."
+    assert entities_in_query(claim) == ["UreA", "UreB"]
+    # the sentence goes on after the initial: Mayo Clinic is not sentence-initial
+    assert set(found("Infected with E. coli, the Mayo Clinic said.")) == {"Mayo Clinic"}

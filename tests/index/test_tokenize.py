@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from trilha.index.tokenize import base_lang, tokenize, tokenize_query
+import pytest
+
+import trilha.index.tokenize as tokenize_module
+from trilha.index.tokenize import base_lang, token_set, tokenize, tokenize_query
 
 
 def test_english_matches_bm25s_defaults() -> None:
@@ -67,3 +70,22 @@ def test_english_analysis_is_bm25s_default_analysis() -> None:
         ENGLISH, stopwords="en", stemmer=Stemmer.Stemmer("english"), return_ids=False
     )[0]
     assert tokenize(ENGLISH, "en") == expected
+
+
+def test_token_set_is_the_set_of_tokenize() -> None:
+    texts = [
+        "The Running runners ran; café naïve résumé dogs.",
+        "Decisões do STJ sobre o art. 206 §5º do CC e a Lei 13.709/2018.",
+        "图数据库 stores graphs",
+        "",
+    ]
+    for lang in ("en", "pt", "es", None):
+        for text in texts:
+            assert token_set(text, lang) == frozenset(tokenize(text, lang))
+
+
+def test_token_set_memo_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokenize_module, "_MEMO_WORDS", 2)
+    first = token_set("alpha beta gamma delta", "en")
+    assert token_set("alpha beta gamma delta epsilon", "en") == first | {"epsilon"}
+    assert len(tokenize_module._MEMO["en"]) == 5  # the full memo was replaced, then filled

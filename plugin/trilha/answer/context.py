@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from trilha.answer.pii import mask_pii
 from trilha.answer.sentences import split_sentences
-from trilha.index.tokenize import tokenize
+from trilha.index.tokenize import token_set, tokenize
 from trilha.tokens import count_tokens, truncate_to_tokens
 from trilha.types import Hit
 
@@ -73,7 +73,7 @@ class Terms:
         :meth:`coverage` see the same sentences)."""
         hit = self._found.get(text)
         if hit is None:
-            hit = self._found[text] = self.terms & frozenset(self.tokens(text))
+            hit = self._found[text] = self.terms & token_set(text, self.lang)
         return hit
 
     def tokens(self, text: str) -> list[str]:
@@ -82,10 +82,10 @@ class Terms:
 
     def coverage(self, text: str) -> float:
         """The idf-weighted share of the question's terms that ``text`` contains, in [0, 1]."""
-        total = sum(self.idf.values())
+        total = math.fsum(self.idf.values())
         if total <= 0:
             return 0.0
-        return sum(self.idf[t] for t in self.found(text)) / total
+        return math.fsum(self.idf[t] for t in self.found(text)) / total  # any set order
 
 
 def select_context(
@@ -140,13 +140,37 @@ def _window(sentences: list[str], room: int, terms: Terms) -> str:
     best = max(range(len(sentences)), key=lambda i: (terms.coverage(sentences[i]), -i))
     lo, hi = best, best + 1
     text = truncate_to_tokens(sentences[best], room)
+    span = _SpanCounter(sentences)
     while True:
         grown = False
         for lo2, hi2 in ((lo, hi + 1), (lo - 1, hi)):
             if lo2 < 0 or hi2 > len(sentences):
                 continue
-            wider = " ".join(sentences[lo2:hi2])
-            if count_tokens(wider) <= room:
-                lo, hi, text, grown = lo2, hi2, wider, True
+            if span(lo2, hi2) <= room:
+                lo, hi, text, grown = lo2, hi2, " ".join(sentences[lo2:hi2]), True
         if not grown:
             return text
+
+
+class _SpanCounter:
+    """``count_tokens(" ".join(sentences[lo:hi]))`` from per-sentence counts: the tokenizer's
+    pre-split never joins the space between two sentences to the one before it, so a join
+    counts as its first sentence plus each later one with its leading space (checked against
+    whole counts on SciFact's answer windows). Each sentence is counted at most twice."""
+
+    def __init__(self, sentences: Sequence[str]) -> None:
+        self.sentences = sentences
+        self._alone: dict[int, int] = {}
+        self._after: dict[int, int] = {}
+
+    def __call__(self, lo: int, hi: int) -> int:
+        first = self._alone.get(lo)
+        if first is None:
+            first = self._alone[lo] = count_tokens(self.sentences[lo])
+        return first + sum(self._spaced(i) for i in range(lo + 1, hi))
+
+    def _spaced(self, i: int) -> int:
+        n = self._after.get(i)
+        if n is None:
+            n = self._after[i] = count_tokens(" " + self.sentences[i])
+        return n

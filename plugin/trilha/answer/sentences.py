@@ -10,6 +10,7 @@ marks and list bullets are dropped). A period after a known abbreviation (``art.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _ABBREVIATED = (
     "art arts dr dra drs sr sra srs prof profa inc fl fls min rel des cf ex p pp n nº no nos "
@@ -26,7 +27,18 @@ _LAST_WORD = re.compile(r"(\S+)\.[\"'”’)\]]*$")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` in order, stripped, none empty (see the module docstring)."""
+    """The sentences of ``text`` in order, stripped, none empty (see the module docstring).
+    Remembered for the last :data:`_REMEMBERED` texts: an answer splits its candidates to
+    rerank them, then again to select its context and to compose."""
+    return list(_split(text))
+
+
+#: Texts whose sentences are kept (a few answers' candidates).
+_REMEMBERED = 512
+
+
+@lru_cache(maxsize=_REMEMBERED)
+def _split(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for line in text.splitlines():
         line = _BULLET.sub("", line).strip()
@@ -40,7 +52,7 @@ def split_sentences(text: str) -> list[str]:
                 pending = ""
         if pending:
             out.append(pending)
-    return out
+    return tuple(out)
 
 
 def _pieces(line: str) -> list[str]:

@@ -37,6 +37,23 @@ salience × specificity / max(1, max)      +0.0033    +0.0042 +0.0024   13      
 Test split, run once with this rule through ``trilha eval``: hybrid_weighted 0.7318,
 hybrid_weighted_kg 0.7265 (the previous rule: 0.7277). The train gain does not carry over to
 test; the rule is left as pre-registered, not tuned on test.
+
+Four later variants, each judged on train against the rule above (+0.0033; both halves +, 13
+helped, 6 hurt), none kept:
+
+=======================================================  =========  ======  ====
+variant                                                  train Δ    helped  hurt
+=======================================================  =========  ======  ====
+sentence-initial phrases need corroboration (extractor)  +0.0033    13      6
+no boost past a candidate both sides rank higher         +0.0032    12      6
+specificity alone (no salience)                          +0.0018    10      8
+specificity among the gated candidates                   +0.0014    7       2
+=======================================================  =========  ======  ====
+
+The first two together, run once on test: 0.7277 against hybrid_weighted's 0.7318. On SciFact
+(no records), the entity part reorders near-ties and the test split's four rank-1 swaps (−0.369
+each) come from candidates that mention the query's entity more saliently than the relevant one
+does; no variant fitted on train removed them.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ The rule extractor finds, per text unit:
 3. capitalised noun phrases (``Superior Tribunal de Justiça``, ``Knowledge Graph``), allowing
    lower-case connectors inside (de, da, do, of, for, ...). A capitalised word that starts a
    sentence is dropped when it is a stopword ("The", "Em", "However"); a lone sentence-initial
-   word is kept only if it also appears capitalised mid-sentence;
+   word is kept only if it also appears capitalised mid-sentence. An initial before a lower-case
+   word (``H. pylori``, ``E. coli``) neither ends the sentence nor joins a phrase: SciFact's
+   "Active H. pylori urease ..." gave the entity "Active H";
 4. Chinese terms: noun phrases of each run of Han characters
    (:mod:`trilha.graph.build.han_terms`), whatever language the unit claims. Han characters
    end a capitalised phrase.
@@ -67,7 +69,9 @@ tuesday wednesday thursday friday saturday sunday
 #: Lower-case words allowed inside a capitalised phrase (Tribunal de Justiça, Bank of America).
 CONNECTORS = _words("da das de del della der des di do dos du for la le of van von")
 
-_SENTENCE = re.compile(r"[^.!?;:\n。！？；：]+")
+#: A sentence: up to a stop, except the stop of an initial before a lower-case word (H. pylori).
+_SENTENCE = re.compile(r"(?:\b[A-Z]\.(?=\s+[a-z])|[^.!?;:\n。！？；：])+")
+_INITIAL = re.compile(r"[A-Z]\.")
 #: A run of Han characters (a phrase breaker), or a word without Han characters.
 _TOKEN = re.compile(rf"[{HAN_CHARS}]+|(?![{HAN_CHARS}])[^\W_](?:(?![{HAN_CHARS}])[\w'’-])*")
 _MAX_PHRASE = 6
@@ -215,7 +219,10 @@ class RuleEntityExtractor:
         first_start = offset + first_tok.start() if first_tok else -1
         phrase: list[tuple[str, int, int]] = []
         for tok, start, end in [*toks, ("", -1, -1)]:
-            if tok and _is_acronym(tok) and not shouting:
+            if tok and _INITIAL.match(sent, start - offset):
+                self._flush(phrase, first_start, found)
+                phrase = []
+            elif tok and _is_acronym(tok) and not shouting:
                 self._flush(phrase, first_start, found)
                 found.add(tok, "Acronym", start, 1)
                 phrase = []
@@ -241,7 +248,7 @@ class RuleEntityExtractor:
         phrase = phrase[:_MAX_PHRASE]
         display = " ".join(t for t, _, _ in phrase)
         key = normalise_name(display)
-        if initial and len(phrase) == 1 and not _marked(phrase[0][0]):
+        if initial and not _marked(phrase[0][0]) and len(phrase) == 1:
             found.initial_only.setdefault(key, []).append((display, phrase[0][1]))
             return
         if len(phrase) == 1:
