@@ -212,3 +212,5 @@ def test_an_initial_before_a_lower_case_word_is_no_entity() -> None:
     assert entities_in_query(claim) == ["UreA", "UreB"]
     # the sentence goes on after the initial: Mayo Clinic is not sentence-initial
     assert set(found("Infected with E. coli, the Mayo Clinic said.")) == {"Mayo Clinic"}
+    # a line break still ends the sentence
+    assert "Hepatitis B" in found("Vaccinated against Hepatitis B.\nresults were good.")

@@ -153,10 +153,12 @@ def _window(sentences: list[str], room: int, terms: Terms) -> str:
 
 
 class _SpanCounter:
-    """``count_tokens(" ".join(sentences[lo:hi]))`` from per-sentence counts: the tokenizer's
-    pre-split never joins the space between two sentences to the one before it, so a join
-    counts as its first sentence plus each later one with its leading space (checked against
-    whole counts on SciFact's answer windows). Each sentence is counted at most twice."""
+    """``count_tokens(" ".join(sentences[lo:hi]))`` from per-sentence counts, for stripped
+    single-line sentences (what :func:`split_sentences` gives): the tokenizer's pre-split never
+    joins the space between two such sentences to the one before it, so a join counts as its
+    first sentence plus each later one with its leading space (checked against whole counts on
+    42k SciFact spans; whitespace at a sentence's edge would break it). Each sentence is
+    counted at most twice."""
 
     def __init__(self, sentences: Sequence[str]) -> None:
         self.sentences = sentences

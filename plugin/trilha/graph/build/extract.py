@@ -70,7 +70,7 @@ tuesday wednesday thursday friday saturday sunday
 CONNECTORS = _words("da das de del della der des di do dos du for la le of van von")
 
 #: A sentence: up to a stop, except the stop of an initial before a lower-case word (H. pylori).
-_SENTENCE = re.compile(r"(?:\b[A-Z]\.(?=\s+[a-z])|[^.!?;:\n。！？；：])+")
+_SENTENCE = re.compile(r"(?:\b[A-Z]\.(?=[^\S\n]+[a-z])|[^.!?;:\n。！？；：])+")
 _INITIAL = re.compile(r"[A-Z]\.")
 #: A run of Han characters (a phrase breaker), or a word without Han characters.
 _TOKEN = re.compile(rf"[{HAN_CHARS}]+|(?![{HAN_CHARS}])[^\W_](?:(?![{HAN_CHARS}])[\w'’-])*")
