@@ -170,6 +170,8 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["ingest", "--delete", "nope-doc"], "no document 'nope-doc' in workspace"),
         (["graph", "subgraph", "NOPE"], "no document 'NOPE' in workspace"),
         (["graph", "mermaid", "NOPE"], "no document 'NOPE' in workspace"),
+        (["ingest", str(tmp_path / "docs"), "--max-words", "0"], "--max-words must be at least"),
+        (["ingest", str(tmp_path / "docs"), "--lang", "zz"], "'zz' is not a language code"),
     ):
         assert main([*argv, "-w", ws]) == 2, argv
         err = capsys.readouterr().err

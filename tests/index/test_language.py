@@ -57,7 +57,7 @@ def test_undetectable_text_falls_back_to_english() -> None:
     assert chunk_document(doc)[0].lang == "en"
 
 
-@pytest.mark.parametrize("bad", ["portuguese", "p", "pt BR", "", "pt-", "PT!"])
+@pytest.mark.parametrize("bad", ["portuguese", "p", "pt BR", "", "pt-", "PT!", "zz", "xx-BR"])
 def test_bad_language_codes_are_refused_in_one_line(bad: str) -> None:
     with pytest.raises(BadRequestError, match="not a language code") as info:
         language_code(bad)
@@ -83,3 +83,8 @@ def test_beir_jsonl_in_portuguese_is_indexed_with_the_portuguese_analyser(
         report = ws.ingest_path(corpus, lang="es")  # forcing another language re-indexes
         assert report.docs_updated == 2
         assert {u.lang for u in ws.all_units()} == {"es"}
+
+
+@pytest.mark.parametrize("good", ["pt", "pt-BR", "en_US", "gd", "zh", "yue"])
+def test_real_language_codes_are_kept(good: str) -> None:
+    assert language_code(good) == good

@@ -136,6 +136,9 @@ def test_unsupported_files_and_missing_paths(tmp_path: Path) -> None:
         (b"---\ntags: [unclosed\n---\nbody\n", "front matter is not valid YAML"),
         (b"---\n- a list\n---\nbody\n", "mapping of fields"),
         (b"---\ndoc_id: ''\n---\nbody\n", "doc_id is empty"),
+        (b"---\ndoc_id: [a, b]\n---\nbody\n", "doc_id is a list; give one text or number"),
+        (b"---\ndoc_id: true\n---\nbody\n", "doc_id is true/false"),
+        (b"---\ndoc_id: x\ntitle: never closed\nbody\n", "front matter opened with '---' is never"),
         (b"caf\xe9 au lait\n", "not UTF-8 (byte 0xe9 on line 1)"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", "binary file"),
     ],
@@ -184,3 +187,19 @@ def test_chinese_sentences_are_cut_at_sentence_ends() -> None:
     units = chunk_document(doc, max_words=50)
     assert len(units) > 1 and all(len(u.text) <= 50 * CHARS_PER_WORD for u in units)
     assert all(u.text.rstrip().endswith("。") for u in units)
+
+
+def test_a_utf8_bom_does_not_hide_the_front_matter(tmp_path: Path) -> None:
+    (tmp_path / "bom.md").write_bytes(
+        b"\xef\xbb\xbf---\ndoc_id: bom\ntitle: T\n---\nBOM text here."
+    )
+    (doc,) = list(load_path(tmp_path))
+    assert isinstance(doc, SourceDocument)
+    assert (doc.doc_id, doc.text, doc.meta.get("title")) == ("bom", "BOM text here.", "T")
+
+
+def test_a_leading_rule_without_fields_is_text() -> None:
+    assert split_front_matter("---\nJust a rule, then prose.", "x.md") == (
+        {},
+        "---\nJust a rule, then prose.",
+    )

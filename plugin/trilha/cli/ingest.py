@@ -11,6 +11,7 @@ from typing import Any
 from trilha.cli.options import add_lang_option, add_workspace_options, open_workspace, say
 from trilha.errors import BadRequestError
 from trilha.index.language import language_code
+from trilha.ingest.chunking import MIN_WORDS
 
 
 def add_parser(sub: Any) -> None:
@@ -68,6 +69,8 @@ def _check_inputs(args: argparse.Namespace) -> None:
         )
     if args.lang is not None:
         language_code(args.lang)
+    if args.max_words < MIN_WORDS:
+        raise BadRequestError(f"--max-words must be at least {MIN_WORDS}, got {args.max_words}")
     for path in [*args.paths, *(args.records or [])]:
         if not Path(path).exists():
             raise BadRequestError(f"{path} does not exist; check the path")

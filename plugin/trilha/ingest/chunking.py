@@ -184,6 +184,10 @@ def _unit_fields(
     return known, extra
 
 
+#: The smallest ``max_words`` a unit may have.
+MIN_WORDS = 20
+
+
 def chunk_document(
     doc: SourceDocument, max_words: int = 180, defaults: Mapping[str, Any] | None = None
 ) -> list[TextUnit]:
@@ -191,8 +195,8 @@ def chunk_document(
     (the workspace's access defaults, the language an ingest forces) that the document's own
     metadata overrides; a document whose language neither sets is detected
     (:func:`~trilha.index.language.detect_language`; ``'en'`` when unsure)."""
-    if max_words < 20:
-        raise BadRequestError("max_words must be at least 20")
+    if max_words < MIN_WORDS:
+        raise BadRequestError(f"max_words must be at least {MIN_WORDS}")
     known, extra = _unit_fields(doc, defaults or {})
     if not known.get("lang"):  # neither the document nor the ingest says: detect it
         known["lang"] = detect_language(f"{known.get('title') or ''}\n{doc.text}") or "en"

@@ -3,7 +3,9 @@
 JSONL rows are either BEIR corpus rows (``_id``, ``title``, ``text``) or trilha records
 (``doc_id``, ``text`` and any F1 metadata field; unknown fields go to ``extra``).
 Markdown and text files may start with a ``---`` YAML front matter block holding the same
-metadata fields. Pages are marked with ``<!-- page: N -->`` lines or form feeds.
+metadata fields (a UTF-8 byte-order mark before it is dropped; a block that opens with a field
+but never closes is refused, a lone leading ``---`` rule is text). Pages are marked with
+``<!-- page: N -->`` lines or form feeds.
 
 Loading never stops at a bad file: :func:`load_path` yields a :class:`Refusal` (the file, or
 ``file:line`` for JSONL, and one line saying what is wrong and what to do) in place of each
@@ -12,8 +14,10 @@ document it cannot read, and goes on with the rest.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,12 +99,21 @@ class Refusal:
 Loaded = SourceDocument | Refusal
 
 
+#: A text that opens with '---' and a ``key: value`` line: front matter, closed or not.
+_FIELD_LINE = re.compile(r"---[ \t]*\r?\n[ \t]*[A-Za-z_][\w-]*[ \t]*:")
+
+
 def split_front_matter(raw: str, origin: str) -> tuple[dict[str, Any], str]:
     """(front-matter dict, body) of a text starting with a ``---`` YAML block."""
     if not raw.startswith("---"):
         return {}, raw
     end = raw.find("\n---", 3)
     if end < 0:
+        if _FIELD_LINE.match(raw):
+            raise BadRequestError(
+                f"{origin}: front matter opened with '---' is never closed; end it with a "
+                "'---' line"
+            )
         return {}, raw
     try:
         meta = yaml.load(raw[3:end], Loader=_FrontMatterLoader) or {}  # a SafeLoader
@@ -125,6 +138,8 @@ def read_text(path: Path) -> str:
         if b"\x00" in head:
             raise BadRequestError(f"{path}: binary file (NUL bytes); only UTF-8 text is ingested")
         data = head + fh.read()
+    if data.startswith(codecs.BOM_UTF8):  # a BOM would hide the front matter
+        data = data[len(codecs.BOM_UTF8) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -136,6 +151,9 @@ def read_text(path: Path) -> str:
 
 
 def _doc_id(raw: Any, origin: str) -> str:
+    if isinstance(raw, (list, tuple, set, dict, bool)):
+        kind = "true/false" if isinstance(raw, bool) else f"a {type(raw).__name__}"
+        raise BadRequestError(f"{origin}: doc_id is {kind}; give one text or number")
     doc_id = str(raw).strip() if raw is not None else ""
     if not doc_id:
         raise BadRequestError(f"{origin}: doc_id is empty; give the document an id or drop it")
