@@ -191,6 +191,23 @@ def test_ingest_is_idempotent_whatever_the_path_spelling(
     assert (report.docs_unchanged, report.docs_added, report.docs_updated) == (4, 0, 0)
 
 
+def test_a_file_stays_one_document_whichever_folder_is_ingested(
+    ws: Workspace, corpus: Path
+) -> None:
+    _write(corpus / "sub", "deep.md", "# Deep\n\nA nested policy on remote work.\n")
+    _write(corpus / "sub", "named.md", "Named by its front matter.", front="doc_id: named")
+    ws.ingest_path(corpus)
+    assert "sub/deep" in ws.store.doc_ids()
+    for target in (corpus / "sub", corpus / "sub" / "deep.md"):
+        report = ws.ingest_path(target)
+        assert (report.docs_added, report.docs_updated, report.refused) == (0, 0, []), target
+    assert len(ws.store.doc_ids()) == 6
+    _write(corpus / "sub", "deep.md", "# Deep\n\nThe nested policy, second version.\n")
+    report = ws.ingest_path(corpus / "sub")
+    assert (report.docs_added, report.docs_updated) == (0, 1)
+    assert "second version" in _texts(ws, "sub/deep") and len(ws.store.doc_ids()) == 6
+
+
 def test_ingest_dot_never_reads_the_workspace_itself(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,9 @@ class DocStore(SQLiteStore):
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
         if "origin" not in columns:  # workspaces made before origins were recorded
             self._db.execute("ALTER TABLE docs ADD COLUMN origin TEXT")
+        indexes = {r[1] for r in self._db.execute("PRAGMA index_list(docs)")}
+        if "docs_origin" not in indexes:  # ids by file (doc_ids_from), added later too
+            self._db.execute("CREATE INDEX docs_origin ON docs(origin)")
 
     # -- documents ------------------------------------------------------------------------
     def doc_hash(self, doc_id: str) -> str | None:
@@ -60,6 +63,14 @@ class DocStore(SQLiteStore):
         with self._lock:
             row = self._db.execute("SELECT origin FROM docs WHERE doc_id=?", (doc_id,)).fetchone()
         return None if row is None or row[0] is None else str(row[0])
+
+    def doc_ids_from(self, origin: str) -> list[str]:
+        """The documents loaded from the file ``origin``, first written first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT doc_id FROM docs WHERE origin=? ORDER BY rowid", (origin,)
+            )
+            return [r[0] for r in rows]
 
     def unit_ids_of(self, doc_id: str) -> list[str]:
         """Unit ids of one document."""

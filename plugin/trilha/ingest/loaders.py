@@ -76,6 +76,11 @@ class SourceDocument(BaseModel):
         "a doc_id. None for documents built in code.",
     )
     line: int | None = Field(None, description="Line of the file (JSONL rows).")
+    named_by_path: bool = Field(
+        False,
+        description="The doc_id is the file's path under the folder ingested (the file sets "
+        "none): a file already held under another such id keeps that one.",
+    )
 
     @property
     def where(self) -> str:
@@ -166,9 +171,11 @@ def _file_document(path: Path, root: Path, source_type: str) -> SourceDocument:
     origin = str(path)
     meta, body = split_front_matter(read_text(path), origin)
     rel = path.relative_to(root) if path != root else Path(path.name)
-    raw_id = meta.pop("doc_id") if "doc_id" in meta else rel.with_suffix("").as_posix()
+    named_by_path = "doc_id" not in meta
+    raw_id = rel.with_suffix("").as_posix() if named_by_path else meta.pop("doc_id")
     meta.setdefault("source_ref", origin)
     return SourceDocument(
+        named_by_path=named_by_path,
         doc_id=_doc_id(raw_id, origin),
         text=body,
         source_type=source_type,

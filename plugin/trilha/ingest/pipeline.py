@@ -138,7 +138,7 @@ class IngestPipeline:
         if isinstance(item, Refusal):
             self._refuse(report, item)
             return None
-        doc = item
+        doc = self._held_id(item)
         report.docs_seen += 1
         conflict = self._conflict(doc, seen)
         if conflict is not None:
@@ -176,6 +176,17 @@ class IngestPipeline:
         except BadRequestError as e:
             report.errors.append(f"{doc.where}: extracted fields not kept ({e})")
             return units
+
+    def _held_id(self, doc: SourceDocument) -> SourceDocument:
+        """``doc`` under the id its file already has here when both ids come from the file's
+        path: ``docs/a/x.md`` is ``a/x`` when ``docs`` is ingested and ``x`` when ``docs/a``
+        is, and one file must stay one document."""
+        if not doc.named_by_path or doc.origin is None:
+            return doc
+        held = self.store.doc_ids_from(doc.origin)
+        if not held or doc.doc_id in held:
+            return doc
+        return doc.model_copy(update={"doc_id": held[0]})
 
     def _conflict(self, doc: SourceDocument, seen: Mapping[str, str]) -> str | None:
         """Why ``doc`` may not take its ``doc_id`` (another document of this ingest has it, or
