@@ -176,3 +176,22 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         assert main([*argv, "-w", ws]) == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and says in err and "pydantic" not in err, (argv, err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["query", "-k", "abc", "x"], "trilha query: error: argument -k: invalid int value"),
+        (["ask", "--backend", "bogus", "x"], "trilha ask: error: argument --backend"),
+        (["query"], "trilha query: error: the following arguments are required: query"),
+        (["query", "x", "--bogus"], "trilha query: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_command(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(says) and "--help)" in err, err

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from trilha.cli import (
     ask,
@@ -36,9 +37,24 @@ from trilha.cli import (
 from trilha.errors import TrilhaError
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (what is wrong, where to read more) instead
+    of the usage block; subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def command(self, name: str) -> argparse.ArgumentParser:
+        """The parser of subcommand ``name`` (this one when there is none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+                return action.choices[name]  # type: ignore[no-any-return]
+        return self
+
+
+def build_parser() -> _OneLineParser:
     """The argument parser (also used to render ``--help``)."""
-    p = argparse.ArgumentParser(
+    p = _OneLineParser(
         prog="trilha",
         description="Hybrid, graph-aware retrieval with provenance for LlamaIndex agents.",
     )
@@ -84,7 +100,9 @@ def _quiet_libraries(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``trilha`` command."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # named by the subcommand whose options they are not
+        parser.command(args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     # SIGTERM exits through SystemExit so embedded servers are stopped by their finalizers
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     _quiet_libraries(args.verbose)
