@@ -172,10 +172,18 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["graph", "mermaid", "NOPE"], "no document 'NOPE' in workspace"),
         (["ingest", str(tmp_path / "docs"), "--max-words", "0"], "--max-words must be at least"),
         (["ingest", str(tmp_path / "docs"), "--lang", "zz"], "'zz' is not a language code"),
+        (["query", "vpn", "--user", ""], "--user is empty"),
+        (["query", "vpn", "--lang", " "], "is not a language code"),
+        (
+            ["query", "vpn", "--date-from", "2024-01-01", "--date-to", "2020-01-01"],
+            "invalid filters: data_inicio",
+        ),
     ):
         assert main([*argv, "-w", ws]) == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and says in err and "pydantic" not in err, (argv, err)
+    assert main(["query", "vpn", "-w", ""]) == 2
+    assert "--workspace is empty" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

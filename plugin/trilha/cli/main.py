@@ -34,7 +34,8 @@ from trilha.cli import (
     serve,
     tune,
 )
-from trilha.errors import TrilhaError
+from trilha.errors import BadRequestError, TrilhaError
+from trilha.index.language import language_code
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -97,6 +98,21 @@ def _quiet_libraries(verbose: bool) -> None:
             logging.getLogger(name).setLevel(logging.ERROR)
 
 
+def _check_common(args: argparse.Namespace) -> None:
+    """Options several commands share, given but empty, or not a language code: refused
+    instead of read as 'not given' (an empty --user would otherwise search as anonymous)."""
+    for option, hint in (
+        ("workspace", "give a folder, or leave it out for TRILHA_WORKSPACE or .trilha"),
+        ("user", "give a user of the workspace's principals.yaml, or leave it out"),
+    ):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and not value.strip():
+            raise BadRequestError(f"--{option} is empty; {hint}")
+    lang = getattr(args, "lang", None)
+    if isinstance(lang, str):
+        language_code(lang)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``trilha`` command."""
     parser = build_parser()
@@ -107,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     _quiet_libraries(args.verbose)
     try:
+        _check_common(args)
         return int(args.func(args))
     except TrilhaError as e:
         print(f"trilha {args.command}: error: {e}", file=sys.stderr)

@@ -61,11 +61,11 @@ def _one_line(error: ValidationError, unknown_hint: str = "") -> str:
     """A pydantic error as one line: ``field: problem; field: problem``."""
     seen: dict[str, str] = {}
     for err in error.errors():
-        field = str(err["loc"][0]) if err["loc"] else "filters"
+        field = str(err["loc"][0]) if err["loc"] else ""
         if err["type"] == "extra_forbidden":
             seen.setdefault(field, f"unknown filter field {field!r}{unknown_hint}")
-        else:
-            seen.setdefault(field, f"{field}: {problem_text(err)}")
+        else:  # a check across fields has no field to name
+            seen.setdefault(field, f"{field}: {problem_text(err)}" if field else problem_text(err))
     return "; ".join(seen.values())
 
 
