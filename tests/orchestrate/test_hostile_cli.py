@@ -69,9 +69,9 @@ def test_the_job_of_trilha_context_is_mirrored_before_the_workspace_closes(
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (["a\x01b", "--user", "bruno.ti"], "raw_query holds the control character"),
-        (["x", "--user", "bruno.ti", "--conversation", "c" * 300], "conversation_id:"),
-        (["x", "--user", "  "], "user_id is blank"),
+        (["a\x01b", "--user", "bruno.ti"], "request: raw_query holds the control character"),
+        (["x", "--user", "bruno.ti", "--conversation", "c" * 300], "request: conversation_id:"),
+        (["x", "--user", "  "], "error: --user is empty"),  # refused before any request
     ],
 )
 def test_bad_input_is_one_line_with_exit_2(
@@ -81,7 +81,7 @@ def test_bad_input_is_one_line_with_exit_2(
     captured = capsys.readouterr()
     assert captured.out == ""
     line = captured.err.strip()
-    assert line.startswith("trilha context: error: invalid retrieval request: ")
+    assert line.startswith("trilha context: error: ")
     assert said in line and "\n" not in line
 
 
