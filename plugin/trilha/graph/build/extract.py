@@ -248,7 +248,7 @@ class RuleEntityExtractor:
         phrase = phrase[:_MAX_PHRASE]
         display = " ".join(t for t, _, _ in phrase)
         key = normalise_name(display)
-        if initial and not _marked(phrase[0][0]) and len(phrase) == 1:
+        if initial and len(phrase) == 1 and not _marked(phrase[0][0]):
             found.initial_only.setdefault(key, []).append((display, phrase[0][1]))
             return
         if len(phrase) == 1:
