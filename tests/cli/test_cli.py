@@ -13,7 +13,18 @@ from trilha.cli.main import build_parser, main
 
 @pytest.mark.parametrize(
     "command",
-    ["ingest", "query", "ask", "dual-search", "features", "demo", "eval", "bench", "graph"],
+    [
+        "ingest",
+        "query",
+        "ask",
+        "dual-search",
+        "features",
+        "demo",
+        "eval",
+        "bench",
+        "graph",
+        "distil",
+    ],
 )
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:

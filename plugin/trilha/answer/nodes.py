@@ -101,7 +101,7 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     the clearance included) are dropped before rerank; without rerank (or when the reranker
     cannot load) the fused order's ``top_n`` are kept."""
     params = run.request.params
-    candidates = [h for h in run.candidates if _may_see(h, run)]
+    candidates = [h for h in run.candidates if may_see(h, run)]
     if len(candidates) < len(run.candidates):
         run.warnings.append(f"{len(run.candidates) - len(candidates)} unit(s) above the "
                             "caller's visibility dropped before rerank")  # fmt: skip
@@ -130,11 +130,8 @@ def _rerank_windows(
     questions as good as pairs of up to 256, and 1.2x faster), the best ``top_n`` kept; the
     search trace gains the ``rerank`` stage."""
     start = time.perf_counter()
-    terms = Terms(run.text, run.lang, run.spent)
-    sentences = [split_sentences(h.unit.text) for h in candidates]
-    terms.fit([s for each in sentences for s in each])
     reranker = ws.reranker
-    windows = [focus(h, terms, each) for h, each in zip(candidates, sentences, strict=True)]
+    windows = answer_windows(run, candidates)
     cap = ws.settings.answer_rerank_max_length
     scores = reranker.score(run.text, windows, max_length=cap)
     hits = apply_scores(candidates, scores, top_n, float(getattr(reranker, "blend", 0.0)))
@@ -142,10 +139,19 @@ def _rerank_windows(
     return hits, with_rerank_stage(run.search or Trace(), len(hits), start, note)
 
 
+def answer_windows(run: Run, candidates: list[Hit]) -> list[str]:
+    """What the cross-encoder reads of each candidate: its :func:`focus` window on the
+    question's terms (weighted over all the candidates' sentences)."""
+    terms = Terms(run.text, run.lang, run.spent)
+    sentences = [split_sentences(h.unit.text) for h in candidates]
+    terms.fit([s for each in sentences for s in each])
+    return [focus(h, terms, each) for h, each in zip(candidates, sentences, strict=True)]
+
+
 def build_answer(ws: Workspace, run: Run, llm: LLMComposer | None) -> None:
     """Select the context within ``max_tokens_ctx``, compose, shape and mask the answer."""
     check("BuildAnswer", "input", {"reranked": _items(run.reranked), "query": run.query_payload()})
-    visible_hits = [h for h in run.reranked if _may_see(h, run)]  # the guardrail, again
+    visible_hits = [h for h in run.reranked if may_see(h, run)]  # the guardrail, again
     terms = Terms(run.text, run.lang, run.spent)
     run.pieces, run.masked = select_context(visible_hits, run.request.params.max_tokens_ctx, terms)
     run.composed = compose(run.text, run.lang, run.pieces, terms, llm)
@@ -157,7 +163,7 @@ def build_answer(ws: Workspace, run: Run, llm: LLMComposer | None) -> None:
     run.note(len(run.sentences), f"{run.composed.provider}/{run.composed.model}")
 
 
-def _may_see(hit: Hit, run: Run) -> bool:
+def may_see(hit: Hit, run: Run) -> bool:
     unit = hit.unit
     access = Access.model_validate(unit.model_dump(include=set(Access.model_fields)))
     return visible(access, run.request.principal)

@@ -64,11 +64,22 @@ def _export(model: str, folder: Path, precision: str) -> None:
         export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
 
 
+def _export_key(model: str) -> str:
+    """The export cache's key for ``model``: its path, and for a local folder its weight files'
+    sizes and times, so a folder written again (``trilha distil`` into the same ``--out``) is
+    exported again instead of served from a stale export."""
+    path = Path(model).expanduser().resolve()
+    weights = (
+        sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin")) if path.is_dir() else []
+    )
+    stamps = [f"{w.name}:{w.stat().st_size}:{w.stat().st_mtime_ns}" for w in weights]
+    return hashlib.sha1("|".join([str(path), *stamps]).encode()).hexdigest()[:12]
+
+
 def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str]:
     """The model exported to ONNX (and int8) in a writable cache, exported on first use;
     returns (folder, file name)."""
-    key = hashlib.sha1(str(Path(model).expanduser().resolve()).encode()).hexdigest()[:12]
-    folder = cache_dir / f"ce-{key}"
+    folder = cache_dir / f"ce-{_export_key(model)}"
     file_name = _exported_file(folder, precision)
     if file_name is None:
         _export(model, folder, precision)
