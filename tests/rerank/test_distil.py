@@ -168,3 +168,47 @@ def test_distil_command_writes_a_student_and_refuses_bad_input_in_one_line(
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_pairs_never_read_what_an_anonymous_caller_may_not_see(sample_ws: Workspace) -> None:
+    questions = [
+        "confidential memo Q3 2025 budget planning",
+        "budget planning for the executive board",
+        "nota pessoal pedido de trabalho remoto do bruno",
+    ]
+    windows = [w for _, found in rerank_pairs(sample_ws, questions, k=40) for w in found]
+    assert windows  # the public documents still answer
+    assert not any("Confidential memo" in w or "Nota pessoal" in w for w in windows)
+
+
+def test_out_is_checked_before_any_long_step(tmp_path: Path, tiny_cross_encoder: Path) -> None:
+    teacher = str(tiny_cross_encoder)
+    for out, message in (
+        (tiny_cross_encoder, "holds the teacher"),
+        (tiny_cross_encoder.parent, "holds the teacher"),
+        (tiny_cross_encoder / "config.json", "is a file"),
+    ):
+        with pytest.raises(BadRequestError, match=message):
+            distil.check_out(out, teacher)
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(BadRequestError, match="is a file"):
+        distil.check_out(a_file, teacher)
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    with pytest.raises(BadRequestError, match="other files in it"):
+        distil.check_out(busy, teacher)
+    assert (busy / "notes.txt").exists()
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "config.json").write_text("{}")
+    assert distil.check_out(earlier, teacher) == earlier.resolve()
+    assert distil.check_out(tmp_path / "new" / "student", teacher).parent.is_dir()
+    assert not (tmp_path / "new" / "student.tmp").exists()
+
+
+def test_repeated_questions_are_read_once(tmp_path: Path) -> None:
+    text = tmp_path / "q.txt"
+    text.write_text("Same  question\nsame question\nother\n", encoding="utf-8")
+    assert read_questions(text, "train") == ["Same  question", "other"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trilha.answer.rerank_pairs import rerank_pairs
+from trilha.errors import BadRequestError
 from trilha.rerank import distil
 
 if TYPE_CHECKING:
@@ -39,10 +40,13 @@ def run_distil(
     """Distil ``request.teacher`` into ``request.out`` on ``questions``; the report."""
     say = progress or (lambda line: None)
     max_length = ws.settings.answer_rerank_max_length
+    out = distil.check_out(request.out, request.teacher)
     teacher, tokenizer = distil.load(request.teacher)
     total = teacher.config.num_hidden_layers
-    distil.kept_layers(total, request.layers)  # a bad --layers fails before the long steps
+    student = distil.student_of(teacher, request.layers)  # bad --layers fail before long steps
     groups, seconds = distil.timed(lambda: _groups(ws, questions, request.candidates))
+    if not any(len(g.windows) > 1 for g in groups):
+        raise BadRequestError("no question gave two or more windows to rank; nothing to learn")
     say(f"{len(groups)} questions with windows, {sum(len(g.windows) for g in groups)} pairs "
         f"({seconds:.0f} s)")  # fmt: skip
     scored = _every(say, 100, "teacher scored {step}/{steps} questions")
@@ -51,7 +55,6 @@ def run_distil(
     )
     say(f"teacher scored them ({seconds:.0f} s)")
     train, held = distil.held_out(groups, request.held_out, request.seed)
-    student = distil.student_of(teacher, request.layers)
     judged = held or train  # with no held-out share, agreement on what it learnt from
     before = distil.agreement(student, tokenizer, judged, max_length, request.top_n)
     schedule = distil.Schedule(request.epochs, request.learning_rate, max_length, request.seed)
@@ -59,7 +62,7 @@ def run_distil(
         lambda: distil.train(student, tokenizer, train, schedule, _every(say, 100, _STEP))
     )
     after = distil.agreement(student, tokenizer, judged, max_length, request.top_n)
-    distil.save(student, tokenizer, request.teacher, request.out)
+    distil.save(student, tokenizer, request.teacher, out)
     return _report(request, total, groups, train, held) | {
         "max_length": max_length,
         "train_seconds": round(seconds, 1),

@@ -35,7 +35,10 @@ def add_parser(sub: Any) -> None:
         "--epochs", type=float, default=1.0, help="passes over the questions (default 1)"
     )
     sp.add_argument(
-        "--learning-rate", type=float, default=5e-5, help="AdamW's peak rate (default 5e-5)"
+        "--learning-rate",
+        type=float,
+        default=5e-5,
+        help="AdamW's rate before warm-up and linear decay (default 5e-5)",
     )
     sp.add_argument("--max-questions", type=int, help="use at most this many questions")
     sp.add_argument(
@@ -54,14 +57,14 @@ def read_questions(path: Path, split: str) -> list[str]:
     if path.is_dir():
         from trilha.eval.beir import load_beir
 
-        return [q.text for q in load_beir(path, split).queries]
+        return _distinct([q.text for q in load_beir(path, split).queries])
     try:
         lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
     except (OSError, UnicodeDecodeError) as e:
         raise BadRequestError(f"cannot read questions from {path}: {e}") from None
     lines = [line for line in lines if line]
     if path.suffix != ".jsonl":
-        return lines
+        return _distinct(lines)
     questions = []
     for number, line in enumerate(lines, 1):
         try:
@@ -71,7 +74,16 @@ def read_questions(path: Path, split: str) -> list[str]:
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):
             raise BadRequestError(f"{path}:{number}: no 'text' field with the question")
         questions.append(row["text"])
-    return questions
+    return _distinct(questions)
+
+
+def _distinct(questions: list[str]) -> list[str]:
+    """Each question once (spacing and case aside), in order: a repeat would sit on both
+    sides of the held-out split and flatter the agreement."""
+    seen: dict[str, str] = {}
+    for question in questions:
+        seen.setdefault(" ".join(question.split()).casefold(), question)
+    return list(seen.values())
 
 
 def _check(args: argparse.Namespace) -> None:

@@ -50,7 +50,8 @@ class Agreement:
 
 
 def kept_layers(total: int, layers: int) -> list[int]:
-    """``layers`` of ``total`` layer indices spread evenly, first and last included."""
+    """``layers`` of ``total`` layer indices spread evenly, first and last included (the last
+    alone when ``layers`` is 1)."""
     if not 1 <= layers < total:
         raise BadRequestError(
             f"--layers must be between 1 and {total - 1} (the teacher has {total} layers)"
@@ -138,6 +139,7 @@ def agreement(
 ) -> Agreement:
     """The student's :class:`Agreement` with the teacher over ``groups``."""
     overlap = spearman = mse = 0.0
+    groups = [g for g in groups if len(g.windows) > 1]  # one window has no order to agree on
     for group in groups:
         got = logits(net, tokenizer, group, max_length).numpy()
         want = np.asarray(group.teacher, dtype=np.float32)
@@ -169,7 +171,8 @@ def train(
     progress: Callable[[int, int, float], None] | None = None,
 ) -> float:
     """Fit ``student`` to the groups' teacher logits, one question per step; returns the last
-    smoothed loss. Warm-up over 50 steps, then a linear decay to 0."""
+    smoothed loss. The rate is ``learning_rate`` times a warm-up factor (rising to 1 over the
+    first 50 steps) times a linear decay (from 1 at the first step to 0 at the last)."""
     torch = _torch()
     torch.manual_seed(schedule.seed)
     order = random.Random(schedule.seed)
@@ -212,8 +215,33 @@ def _step(student: Any, tokenizer: Any, group: Group, max_length: int) -> float:
     return float(loss.detach())
 
 
+def check_out(out: Path, teacher: str) -> Path:
+    """``out`` resolved, once it is known to be a place the student may be written: not the
+    teacher's folder nor one above it, not a file, empty or an earlier cross-encoder folder
+    (which it replaces), in a writable folder. Checked before any long step."""
+    out = out.expanduser().resolve()
+    source = Path(teacher).expanduser().resolve()
+    if out == source or out in source.parents:
+        raise BadRequestError(f"--out {out} holds the teacher; write the student elsewhere")
+    if out.is_file():
+        raise BadRequestError(f"--out {out} is a file; name a folder for the student")
+    if out.is_dir() and any(out.iterdir()) and not (out / "config.json").exists():
+        raise BadRequestError(
+            f"--out {out} is a folder with other files in it; name a new or empty folder"
+        )
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        probe = out.with_name(out.name + ".tmp")
+        probe.mkdir(exist_ok=True)
+        probe.rmdir()
+    except OSError as e:
+        raise BadRequestError(f"cannot write the student to {out}: {e.strerror or e}") from None
+    return out
+
+
 def save(student: Any, tokenizer: Any, teacher: str, out: Path) -> None:
-    """Write the student as a cross-encoder folder (into a sibling, then renamed)."""
+    """Write the student as a cross-encoder folder (into a sibling, then renamed over ``out``,
+    which :func:`check_out` has vetted)."""
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     student.save_pretrained(str(tmp))
