@@ -8,12 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import SAMPLES
+from trilha.answer import ask
 from trilha.answer.distil import DistilRequest, run_distil
 from trilha.answer.rerank_pairs import rerank_pairs
 from trilha.cli.distil import read_questions
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
+from trilha.ingest.loaders import load_path
 from trilha.rerank import distil
 from trilha.rerank.cross_encoder import CrossEncoderReranker, _export_key
+from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
 QUESTIONS = [
@@ -212,3 +217,26 @@ def test_repeated_questions_are_read_once(tmp_path: Path) -> None:
     text = tmp_path / "q.txt"
     text.write_text("Same  question\nsame question\nother\n", encoding="utf-8")
     assert read_questions(text, "train") == ["Same  question", "other"]
+
+
+def test_pairs_are_exactly_what_ask_sends_its_reranker(
+    tmp_path: Path, tiny_cross_encoder: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    settings = TrilhaSettings(
+        reranker_model=str(tiny_cross_encoder), rerank_backend="torch", rerank_precision="fp32"
+    )
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+        ws.ingest(load_path(SAMPLES))
+        sent: list[tuple[str, list[str]]] = []
+        reranker = ws.reranker
+        score = reranker.score
+
+        def spy(query: str, texts: list[str], max_length: int | None = None) -> object:
+            sent.append((query, list(texts)))  # records, then scores for real
+            return score(query, texts, max_length=max_length)
+
+        reranker.score = spy  # type: ignore[method-assign]
+        question = "How many hours to report a security incident?"
+        assert ask(ws, question, rerank=True).answered
+        assert len(sent) == 1 and len(sent[0][1]) > 1
+        assert sent == list(rerank_pairs(ws, [question], k=40))
