@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import shutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,16 @@ def quiet_export_warnings() -> Iterator[None]:
         logger.removeFilter(notice)
 
 
-def save_atomically(model: Any, folder: Path) -> None:
-    """``model.save_pretrained`` into a temporary sibling, then rename it to ``folder``."""
+def write_atomically(folder: Path, write: Callable[[Path], None]) -> None:
+    """``write`` a temporary sibling of ``folder``, then rename it over ``folder``: a failure
+    part-way leaves the old folder (or none), never a half-written one."""
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(str(tmp))
+    write(tmp)
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
+
+
+def save_atomically(model: Any, folder: Path) -> None:
+    """``model.save_pretrained`` into ``folder`` through :func:`write_atomically`."""
+    write_atomically(folder, lambda tmp: model.save_pretrained(str(tmp)))

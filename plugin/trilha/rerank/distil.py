@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from trilha.encode.onnx_export import write_atomically
 from trilha.errors import BadRequestError, MissingDependencyError, ModelLoadError
 
 #: sentence-transformers' own files, copied from the teacher so the student loads alike.
@@ -240,22 +241,22 @@ def check_out(out: Path, teacher: str) -> Path:
 
 
 def save(student: Any, tokenizer: Any, teacher: str, out: Path) -> None:
-    """Write the student as a cross-encoder folder (into a sibling, then renamed over ``out``,
-    which :func:`check_out` has vetted)."""
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    student.save_pretrained(str(tmp))
-    tokenizer.save_pretrained(str(tmp))
-    for name in _ST_FILES:
-        if (Path(teacher) / name).exists():
-            shutil.copy(Path(teacher) / name, tmp / name)
-    settings = tmp / _ST_FILES[0]
-    if settings.exists():  # the teacher's library versions are not the student's
-        data = json.loads(settings.read_text(encoding="utf-8"))
-        data.pop("__version__", None)
-        settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    """Write the student as a cross-encoder folder over ``out`` (which :func:`check_out` has
+    vetted), through :func:`~trilha.encode.onnx_export.write_atomically`."""
+
+    def write(tmp: Path) -> None:
+        student.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        for name in _ST_FILES:
+            if (Path(teacher) / name).exists():
+                shutil.copy(Path(teacher) / name, tmp / name)
+        settings = tmp / _ST_FILES[0]
+        if settings.exists():  # the teacher's library versions are not the student's
+            data = json.loads(settings.read_text(encoding="utf-8"))
+            data.pop("__version__", None)
+            settings.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+    write_atomically(out, write)
 
 
 def held_out(groups: list[Group], share: float, seed: int) -> tuple[list[Group], list[Group]]:
