@@ -10,7 +10,6 @@ from typing import Any
 
 from trilha.cli.options import add_lang_option, add_workspace_options, open_workspace, say
 from trilha.errors import BadRequestError
-from trilha.index.language import language_code
 from trilha.ingest.chunking import MIN_WORDS
 
 
@@ -67,8 +66,6 @@ def _check_inputs(args: argparse.Namespace) -> None:
         raise BadRequestError(
             "nothing to do: give files or folders to ingest, --delete or --records"
         )
-    if args.lang is not None:
-        language_code(args.lang)
     if args.max_words < MIN_WORDS:
         raise BadRequestError(f"--max-words must be at least {MIN_WORDS}, got {args.max_words}")
     for path in [*args.paths, *(args.records or [])]:
