@@ -19,6 +19,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 VISIBILITIES = ("public", "org", "project", "private", "restricted")
 #: The ACL stored for a unit that has none; it is not a role anyone may hold.
 OPEN_ACL = "*"
+#: Longest question accepted, in characters, by every door that takes one: ``ask`` and its
+#: workflow, the orchestrator's request and pre-query, and the HTTP bodies that carry one.
+MAX_QUESTION_CHARS = 4000
 
 
 def date_to_int(value: str | date | datetime | None) -> int | None:

@@ -173,6 +173,10 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["ingest", str(tmp_path / "docs"), "--max-words", "0"], "--max-words must be at least"),
         (["ingest", str(tmp_path / "docs"), "--lang", "zz"], "'zz' is not a language code"),
         (["query", "vpn", "--user", ""], "--user is empty"),
+        (["query", " "], "the query is empty"),
+        (["ask", " "], "the question is empty"),
+        (["ask", "vpn " * 1001], "shorten it to 4000 or less"),
+        (["context", "vpn " * 1001, "--user", "ana"], "at most 4000 characters"),
         (["query", "vpn", "--lang", " "], "is not a language code"),
         (
             ["query", "vpn", "--date-from", "2024-01-01", "--date-to", "2020-01-01"],

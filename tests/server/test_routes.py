@@ -52,6 +52,14 @@ def test_query_answers_in_seed_002s_shape(service: Service) -> None:
     assert data["trace"]["principal"] and "bruno.ti" in data["trace"]["principal"]
 
 
+def test_every_question_door_has_the_same_length_limit(service: Service) -> None:
+    long = "vpn " * 1001  # over MAX_QUESTION_CHARS, as ask, context and the CLI refuse it
+    for path, field in (("/v1/query", "question"), ("/v1/context", "raw_query")):
+        r = service.post(path, "bruno", {"project_id": "acme", field: long})
+        assert r.status_code == 422, (path, r.text)
+        assert "4000" in r.text, (path, r.text)
+
+
 async def test_query_equals_the_python_answer(service: Service) -> None:
     resolved = service.projects.resolve(service.projects.caller(None, "maria-key-0123456789abcdef"),
                                         "acme")  # fmt: skip

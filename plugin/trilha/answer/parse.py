@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trilha.index.tokenize import fold_accents
+from trilha.types import MAX_QUESTION_CHARS
 
-MAX_QUESTION_CHARS = 4000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _YEAR = r"((?:19|20)\d{2})\b"
 _WHOLE_YEAR = re.compile(rf"\b(?:em|no ano de|durante|in|during)\s+{_YEAR}", re.IGNORECASE)

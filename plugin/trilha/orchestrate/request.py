@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from trilha.config import DepthLevel, Strategy
 from trilha.errors import BadRequestError, one_line
+from trilha.types import MAX_QUESTION_CHARS
 
 #: An id: no control characters, at most :data:`MAX_ID` characters.
 _ID = r"^[^\x00-\x1f\x7f]+$"
@@ -49,7 +50,9 @@ class RetrievalRequest(BaseModel):
         pattern=_ID,
         description="The conversation the question belongs to.",
     )
-    raw_query: str = Field(min_length=1, max_length=4000, description="The question as typed.")
+    raw_query: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, description="The question as typed."
+    )
     agent_type: str = Field(
         "knowledge", min_length=1, pattern=r"^[a-z][a-z0-9_]*$", description="Calling agent."
     )

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trilha.answer.types import AskParams
 from trilha.config.depth import DepthLevel
 from trilha.config.intents import Strategy
-from trilha.types import Hit, Trace
+from trilha.types import MAX_QUESTION_CHARS, Hit, Trace
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$"
 
@@ -32,7 +32,9 @@ class Body(BaseModel):
 class RetrieveBody(Body):
     """Seed 001's ``POST /v1/retrieve``."""
 
-    query: str = Field(min_length=1, max_length=4000, description="The question or keywords.")
+    query: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, description="The question or keywords."
+    )
     top_k: int = Field(10, ge=1, le=200, description="Results returned.")
     strategy: Literal["weighted", "rrf"] | None = Field(None, description="Merge strategy.")
     include_kg: bool | None = Field(None, description="Knowledge-graph boost (default: on).")
@@ -53,7 +55,7 @@ class RetrieveResponse(BaseModel):
 class QueryBody(Body):
     """Seed 002's ``POST /v1/query``."""
 
-    question: str = Field(min_length=1, max_length=20_000, description="The question.")
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
     mode: Literal["vector"] = Field("vector", description="Seed 002's mode; only 'vector'.")
     filters: dict[str, Any] | None = Field(None, description="tags, setor, tema, lang, …")
     params: AskParams = Field(default_factory=AskParams, description="k, rerank, budget.")
@@ -65,7 +67,9 @@ class ContextBody(Body):
     conversation_id: str = Field(
         "http", min_length=1, max_length=200, pattern=_ID, description="The conversation."
     )
-    raw_query: str = Field(min_length=1, max_length=4000, description="The question as typed.")
+    raw_query: str = Field(
+        min_length=1, max_length=MAX_QUESTION_CHARS, description="The question as typed."
+    )
     agent_type: str = Field("knowledge", pattern=r"^[a-z][a-z0-9_]*$", description="Agent.")
     preferred_answer_style: str | None = Field(None, max_length=200, description="Style.")
     depth: DepthLevel | None = Field(None, description="D0–D4; default: by the intent.")

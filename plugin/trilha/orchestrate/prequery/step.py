@@ -17,11 +17,9 @@ from trilha.orchestrate.prequery.entities import EntityFinder
 from trilha.orchestrate.prequery.heuristic import HeuristicClassifier
 from trilha.orchestrate.prequery.llm import GroqClassifier
 from trilha.orchestrate.prequery.model import FocusEntity, PreQuery, PreQueryOutcome, TraceEvent
+from trilha.types import MAX_QUESTION_CHARS
 
 logger = logging.getLogger(__name__)
-
-#: Longest question accepted, in characters.
-MAX_QUESTION = 4000
 
 
 def prequery(
@@ -71,9 +69,10 @@ def checked_question(text: str) -> str:
     question = text.strip() if isinstance(text, str) else ""
     if not question:
         raise BadRequestError("the question is empty: give the text to classify")
-    if len(question) > MAX_QUESTION:
+    if len(question) > MAX_QUESTION_CHARS:
         raise BadRequestError(
-            f"the question has {len(question)} characters; shorten it to {MAX_QUESTION} or less"
+            f"the question has {len(question)} characters; shorten it to "
+            f"{MAX_QUESTION_CHARS} or less"
         )
     return question
 
