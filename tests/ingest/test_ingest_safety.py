@@ -63,6 +63,21 @@ def test_a_bad_file_is_refused_and_the_rest_of_the_folder_ingested(
     assert ws.search("expense approval", top_k=1).hits[0].unit.doc_id == "d1"
 
 
+def test_a_file_with_no_text_is_refused_and_a_held_version_stays(
+    ws: Workspace, corpus: Path
+) -> None:
+    ws.ingest_path(corpus)
+    _write(corpus, "d0.md", "")  # emptied
+    _write(corpus, "blank.txt", "  \n\n")
+    _write(corpus, "front-only.md", "", front="title: nothing else")
+    report = ws.ingest_path(corpus)
+    assert (report.docs_added, report.docs_updated, report.docs_unchanged) == (0, 0, 3)
+    refused = {Path(r.file).name: r.reason for r in report.refused}
+    assert set(refused) == {"d0.md", "blank.txt", "front-only.md"}
+    assert set(refused.values()) == {"no text to index; write some or remove the file"}
+    assert "vpn access" in _texts(ws, "d0") and ws.check().consistent
+
+
 class FailingDense:
     """The workspace's real dense index, failing the ``n``-th call of one method (a crash)."""
 

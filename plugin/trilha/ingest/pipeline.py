@@ -150,6 +150,10 @@ class IngestPipeline:
         except BadRequestError as e:
             self._refuse(report, Refusal(doc.where, str(e)))
             return None
+        if not units:  # an empty file, or front matter alone: nothing a search could find
+            reason = "no text to index; write some or remove the file"
+            self._refuse(report, Refusal(doc.where, reason))
+            return None
         digest = content_hash(units)
         old = self.store.doc_hash(doc.doc_id)
         if old == digest:
