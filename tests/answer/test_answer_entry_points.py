@@ -82,7 +82,7 @@ def test_eval_answers_on_the_demo(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "groundedness" in capsys.readouterr().out
 
 
-def test_eval_answers_on_a_beir_folder(tmp_path: Path) -> None:
+def _mini_beir(tmp_path: Path) -> Path:
     data = tmp_path / "mini"
     (data / "qrels").mkdir(parents=True)
     corpus = [
@@ -95,6 +95,11 @@ def test_eval_answers_on_a_beir_folder(tmp_path: Path) -> None:
     (data / "corpus.jsonl").write_text("\n".join(json.dumps(d) for d in corpus), "utf-8")
     (data / "queries.jsonl").write_text("\n".join(json.dumps(q) for q in queries), "utf-8")
     (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
+    return data
+
+
+def test_eval_answers_on_a_beir_folder(tmp_path: Path) -> None:
+    data = _mini_beir(tmp_path)
     out = tmp_path / "a.json"
     assert main(["eval", "--answers", "--data", str(data), "--out", str(out), "-q"]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
@@ -121,3 +126,20 @@ async def test_query_engine_async_and_no_answer(sample_ws: Workspace) -> None:
     assert str(response).startswith("No answer:") and not response.source_nodes
     assert response.metadata is not None
     assert response.metadata["no_answer"]["condition"] == "candidates.count > 0"
+
+
+def test_eval_answers_reranks_with_the_backend_asked(
+    tmp_path: Path, tiny_cross_encoder: Path
+) -> None:
+    out = tmp_path / "a.json"
+    argv = ["eval", "--answers", "--rerank", "--data", str(_mini_beir(tmp_path)), "-q"]
+    argv += ["--out", str(out), "--reranker", str(tiny_cross_encoder)]
+    assert main([*argv, "--rerank-backend", "torch", "--rerank-precision", "fp32"]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["rerank"] is True and report["answered"] == 1.0
+    assert report["reranker"] == {
+        "model": str(tiny_cross_encoder),
+        "backend": "torch",
+        "precision": "fp32",
+        "batch_size": 4,
+    }

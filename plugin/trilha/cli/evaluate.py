@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trilha.cli.options import add_lang_option
+from trilha.cli.options import add_lang_option, settings_of
 from trilha.cli.render import table_text
 from trilha.errors import BadRequestError
 from trilha.index.language import language_code
@@ -42,13 +42,11 @@ def add_eval_parser(sub: Any) -> None:
     sp.add_argument(
         "--rerank-backend",
         choices=("auto", "torch", "onnx"),
-        default="auto",
         help="reranker backend (default auto: torch bf16 where the CPU has it, else onnx int8)",
     )
     sp.add_argument(
         "--rerank-precision",
         choices=("auto", "fp32", "bf16", "int8"),
-        default="auto",
         help="reranker precision (default auto)",
     )
     sp.set_defaults(func=cmd_eval)
@@ -153,8 +151,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         reranker=args.reranker,
         split=args.split,
         max_queries=args.max_queries,
-        rerank_backend=args.rerank_backend,
-        rerank_precision=args.rerank_precision,
+        rerank_backend=args.rerank_backend or "auto",
+        rerank_precision=args.rerank_precision or "auto",
         progress=not args.quiet,
         systems=args.systems.split(",") if args.systems else None,
         lang=language_code(args.lang) if args.lang else None,
@@ -225,7 +223,6 @@ def _bench_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def _eval_answers(args: argparse.Namespace) -> int:
     from trilha.eval.answers import run_answer_eval
-    from trilha.settings import TrilhaSettings
 
     report = run_answer_eval(
         Path(args.data) if args.data else None,
@@ -235,7 +232,7 @@ def _eval_answers(args: argparse.Namespace) -> int:
         max_queries=args.max_queries,
         rerank=args.rerank,
         lang=language_code(args.lang) if args.lang else None,
-        settings=TrilhaSettings(reranker_model=args.reranker) if args.reranker else None,
+        settings=settings_of(args),
         progress=not args.quiet,
     )
     lat = report["latency"]

@@ -25,9 +25,11 @@ from trilha.access.directory import find_principal
 from trilha.access.principal import Principal
 from trilha.answer import Answer, aask, ask
 from trilha.answer.grounding import AnswerScore, Judge, make_judge, score_answer
+from trilha.errors import TrilhaError
 from trilha.eval.beir import load_beir
 from trilha.eval.runner import default_workspace, ingest_dataset, write_json
 from trilha.eval.timing import WARMUP, Call, latency_summary
+from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.retrieve.cache import MemoryStore, ResultCache
 from trilha.samples import load_samples
 from trilha.settings import TrilhaSettings, uncached
@@ -67,6 +69,7 @@ def run_answer_eval(
         questions = _questions(ws, data_dir, split, lang, progress)[:max_queries]
         answers = asyncio.run(_answer_all(ws, questions, rerank, progress))
         scores = _scored(ws, [a for a, _ in answers], questions, judge)
+        reranker = _reranker(ws) if rerank else None
     report = {
         "dataset": name,
         "split": split if data_dir else None,
@@ -74,6 +77,7 @@ def run_answer_eval(
         "judge": judge.method,
         "composer": _composers(a for a, _ in answers),
         "rerank": rerank,
+        "reranker": reranker,
         **summary([a for a, _ in answers], scores, [ms for _, ms in answers]),
         "seconds": round(time.perf_counter() - start, 2),
         "questions": [
@@ -82,6 +86,23 @@ def run_answer_eval(
     }
     write_json(report, Path(out_path))
     return report
+
+
+def _reranker(ws: Workspace) -> dict[str, Any] | None:
+    """The cross-encoder that reranked (model, backend, precision, batch), as the bench
+    reports it; None for another kind of reranker."""
+    try:
+        ce = ws.reranker
+    except TrilhaError:  # none configured: ask answered without reranking, and said so
+        return None
+    if not isinstance(ce, CrossEncoderReranker):
+        return None
+    return {
+        "model": ce.model_name,
+        "backend": ce.backend,
+        "precision": ce.precision,
+        "batch_size": ce.batch_size,
+    }
 
 
 def _scored(

@@ -92,9 +92,20 @@ def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str
 Backend = Literal["auto", "torch", "onnx"]
 Precision = Literal["auto", "fp32", "bf16", "int8"]
 #: Pairs per batch on a CPU: small batches pad less and stay in cache (40 answer windows in
-#: ONNX int8 on 2 cores: 470-570 ms in batches of 4, 770 ms in batches of 32).
+#: ONNX int8 on 2 AVX2 cores: 470-570 ms in batches of 4, 770 ms in batches of 32).
 CPU_BATCH = 4
+#: Pairs per batch for native bf16 on a CPU (AMX or AVX512-BF16), whose tiles want tall
+#: matrices: ask's 40 windows of 80 tokens on 2 Sapphire Rapids cores took 350 ms in batches
+#: of 4 and 150-230 ms in one batch (16 or more per batch: 220-240 ms).
+CPU_BF16_BATCH = 64
 GPU_BATCH = 32
+
+
+def default_batch(precision: str, gpu: bool) -> int:
+    """Pairs per batch when none is given: see :data:`CPU_BATCH` and :data:`CPU_BF16_BATCH`."""
+    if gpu:
+        return GPU_BATCH
+    return CPU_BF16_BATCH if precision == "bf16" else CPU_BATCH
 
 
 @functools.cache
@@ -169,7 +180,7 @@ class CrossEncoderReranker:
         self.backend, self.precision = resolve_backend(backend, precision, device)
         self.model_name = model
         self.top_n = top_n
-        self.batch_size = batch_size or (GPU_BATCH if _gpu(device) else CPU_BATCH)
+        self.batch_size = batch_size or default_batch(self.precision, _gpu(device))
         self.max_length = max_length
         self.blend = blend
         self.cache_dir = cache_dir or Path.home() / ".cache" / "trilha"
