@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trilha.answer.rerank_pairs import rerank_pairs
-from trilha.errors import BadRequestError
 from trilha.rerank import distil
 
 if TYPE_CHECKING:
@@ -45,8 +44,7 @@ def run_distil(
     total = teacher.config.num_hidden_layers
     student = distil.student_of(teacher, request.layers)  # bad --layers fail before long steps
     groups, seconds = distil.timed(lambda: _groups(ws, questions, request.candidates))
-    if not any(len(g.windows) > 1 for g in groups):
-        raise BadRequestError("no question gave two or more windows to rank; nothing to learn")
+    distil.rankable(groups)  # before the teacher's long scoring
     say(f"{len(groups)} questions with windows, {sum(len(g.windows) for g in groups)} pairs "
         f"({seconds:.0f} s)")  # fmt: skip
     scored = _every(say, 100, "teacher scored {step}/{steps} questions")

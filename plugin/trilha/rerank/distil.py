@@ -154,6 +154,15 @@ def agreement(
     return Agreement(round(overlap / count, 4), round(spearman / count, 4), round(mse / count, 4))
 
 
+def rankable(groups: Sequence[Group]) -> list[Group]:
+    """The groups with two or more windows (one window teaches no order); a
+    :class:`BadRequestError` when there is none."""
+    pool = [g for g in groups if len(g.windows) > 1]
+    if not pool:
+        raise BadRequestError("no question gave two or more windows to rank; nothing to learn")
+    return pool
+
+
 @dataclass
 class Schedule:
     """How the student is trained."""
@@ -177,9 +186,7 @@ def train(
     torch = _torch()
     torch.manual_seed(schedule.seed)
     order = random.Random(schedule.seed)
-    pool = [g for g in groups if len(g.windows) > 1]
-    if not pool:
-        raise BadRequestError("no question gave two or more windows to rank; nothing to learn")
+    pool = rankable(groups)
     steps = max(1, round(schedule.epochs * len(pool)))
     optimiser = torch.optim.AdamW(
         student.parameters(), lr=schedule.learning_rate, weight_decay=0.01
