@@ -50,7 +50,9 @@ specificity alone (no salience)                          +0.0018    10      8
 specificity among the gated candidates                   +0.0014    7       2
 =======================================================  =========  ======  ====
 
-The first two together, run once on test: 0.7277 against hybrid_weighted's 0.7318. On SciFact
+The first two together, run once on test: 0.7277 against hybrid_weighted's 0.7318. The entity
+weight (:class:`~trilha.graph.boost.score.BoostWeights`), tried on train at 0.25, 0.5 and 2:
++0.0012, +0.0023 and +0.0021 (14 helped, 12 hurt) against 1's +0.0033, so 1 stays. On SciFact
 (no records), the entity part reorders near-ties and the test split's four rank-1 swaps (−0.369
 each) come from candidates that mention the query's entity more saliently than the relevant one
 does; no variant fitted on train removed them.
