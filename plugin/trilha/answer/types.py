@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trilha.access.principal import Principal
-from trilha.types import Citation, Trace
+from trilha.types import MAX_QUESTION_CHARS, Citation, Trace
 
 #: The workflow's nodes, in order (seed 000, UC09).
 NODES = ("ParseQuery", "HybridRetrieve", "RerankResults", "BuildAnswer")
@@ -38,7 +38,9 @@ class AskRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    question: str = Field(max_length=20_000, description="The question, in any language.")
+    question: str = Field(
+        max_length=MAX_QUESTION_CHARS, description="The question, in any language."
+    )
     project_id: str | None = Field(None, description="The project (kept in trace and cache).")
     mode: Literal["vector"] = Field("vector", description="Seed 002's mode; only 'vector'.")
     filters: Any = Field(

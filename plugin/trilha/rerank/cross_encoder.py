@@ -105,7 +105,8 @@ def default_batch(precision: str, gpu: bool) -> int:
     """Pairs per batch when none is given: see :data:`CPU_BATCH` and :data:`CPU_BF16_BATCH`."""
     if gpu:
         return GPU_BATCH
-    return CPU_BF16_BATCH if precision == "bf16" else CPU_BATCH
+    native = precision == "bf16" and native_bf16_precision() == "bf16"
+    return CPU_BF16_BATCH if native else CPU_BATCH
 
 
 @functools.cache
