@@ -26,7 +26,7 @@ from trilha.errors import BadRequestError, TrilhaError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr
 from trilha.retrieve.fusion import Weights
-from trilha.types import Side
+from trilha.types import MAX_QUERY_CHARS, Side, checked_text
 
 
 class SearchRequest(BaseModel):
@@ -60,8 +60,7 @@ class SearchRequest(BaseModel):
     @field_validator("query")
     @classmethod
     def _has_text(cls, v: str) -> str:
-        if not v.strip():
-            raise BadRequestError("the query is empty; pass some text to search for")
+        checked_text(v, noun="query", limit=MAX_QUERY_CHARS)
         return v
 
     @field_validator("filters", mode="before")

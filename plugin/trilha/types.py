@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from trilha.errors import BadRequestError
+
 #: A retrieval side of the hybrid search.
 Side = Literal["bm25", "semantic"]
 Scalar = str | int | float | bool
@@ -19,9 +21,25 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 VISIBILITIES = ("public", "org", "project", "private", "restricted")
 #: The ACL stored for a unit that has none; it is not a role anyone may hold.
 OPEN_ACL = "*"
-#: Longest question accepted, in characters, by every door that takes one: ``ask`` and its
-#: workflow, the orchestrator's request and pre-query, and the HTTP bodies that carry one.
+#: Longest question accepted, in characters, by every door that takes a question: ``ask`` and
+#: its workflow, the orchestrator's request and pre-query, and the HTTP bodies (``/v1/query``,
+#: ``/v1/retrieve``, ``/v1/context``).
 MAX_QUESTION_CHARS = 4000
+#: Longest search query a :class:`~trilha.request.SearchRequest` takes (``trilha query``, the
+#: retriever, the tools, ``eval``, ``bench``): room for BEIR's argument-length queries.
+MAX_QUERY_CHARS = 20_000
+
+
+def checked_text(text: object, *, noun: str = "question", limit: int = MAX_QUESTION_CHARS) -> str:
+    """``text`` stripped of surrounding whitespace; empty, not a string, or longer than
+    ``limit`` characters (counted before stripping) is a one-line :class:`BadRequestError`."""
+    if not isinstance(text, str) or not text.strip():
+        raise BadRequestError(f"the {noun} is empty; pass some text")
+    if len(text) > limit:
+        raise BadRequestError(
+            f"the {noun} has {len(text)} characters; shorten it to {limit} or less"
+        )
+    return text.strip()
 
 
 def date_to_int(value: str | date | datetime | None) -> int | None:

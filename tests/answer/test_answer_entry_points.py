@@ -143,3 +143,30 @@ def test_eval_answers_reranks_with_the_backend_asked(
         "precision": "fp32",
         "batch_size": 4,
     }
+
+
+def test_plain_eval_takes_the_reranker_settings_from_the_environment(
+    tmp_path: Path, tiny_cross_encoder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRILHA_RERANK_BACKEND", "torch")
+    monkeypatch.setenv("TRILHA_RERANK_PRECISION", "fp32")
+    out = tmp_path / "r.json"
+    argv = ["eval", "--data", str(_mini_beir(tmp_path)), "--out", str(out), "-q"]
+    argv += ["--reranker", str(tiny_cross_encoder), "--systems", "hybrid_weighted_rerank"]
+    assert main(argv) == 0
+    reranker = json.loads(out.read_text(encoding="utf-8"))["config"]["reranker"]
+    assert (reranker["backend"], reranker["precision"]) == ("torch", "fp32")
+
+
+def test_eval_reports_the_corpus_documents_it_could_not_index(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = _mini_beir(tmp_path)
+    with (data / "corpus.jsonl").open("a", encoding="utf-8") as f:
+        f.write("\n" + json.dumps({"_id": "d4", "title": "", "text": "  "}))
+    out = tmp_path / "e.json"
+    assert main(["eval", "--data", str(data), "--out", str(out), "-q", "--systems", "bm25"]) == 0
+    ingest = json.loads(out.read_text(encoding="utf-8"))["ingest"]
+    assert ingest["refused"] == 1 and ingest["docs_added"] == 3
+    assert "no text to index" in ingest["refusals"][0]
+    assert "1 corpus document(s) refused, so never retrieved" in caplog.text

@@ -176,6 +176,7 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["query", " "], "the query is empty"),
         (["ask", " "], "the question is empty"),
         (["ask", "vpn " * 1001], "shorten it to 4000 or less"),
+        (["query", "vpn " * 5001], "the query has 20004 characters; shorten it to 20000"),
         (["context", "vpn " * 1001, "--user", "ana"], "at most 4000 characters"),
         (["query", "vpn", "--lang", " "], "is not a language code"),
         (

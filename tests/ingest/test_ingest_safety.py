@@ -74,7 +74,12 @@ def test_a_file_with_no_text_is_refused_and_a_held_version_stays(
     assert (report.docs_added, report.docs_updated, report.docs_unchanged) == (0, 0, 3)
     refused = {Path(r.file).name: r.reason for r in report.refused}
     assert set(refused) == {"d0.md", "blank.txt", "front-only.md"}
-    assert set(refused.values()) == {"no text to index; write some or remove the file"}
+    fresh = "no text to index; write some or remove the file"
+    assert refused["blank.txt"] == refused["front-only.md"] == fresh
+    assert refused["d0.md"] == (
+        "no text to index; the version indexed before stays: write some text, "
+        "or drop it with `trilha ingest --delete d0`"
+    )
     assert "vpn access" in _texts(ws, "d0") and ws.check().consistent
 
 

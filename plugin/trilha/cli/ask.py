@@ -13,7 +13,7 @@ from trilha.cli.options import (
 )
 from trilha.cli.query import add_filter_options, add_rerank_options, filters_of
 from trilha.errors import BadRequestError
-from trilha.types import MAX_QUESTION_CHARS
+from trilha.types import checked_text
 
 
 def add_parser(sub: Any) -> None:
@@ -52,7 +52,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from trilha.answer import ask
     from trilha.cli.render import render_answer
 
-    _check_question(args.question)
+    checked_text(args.question)
     with open_workspace(args) as ws:
         if len(ws) == 0:
             raise BadRequestError(
@@ -71,13 +71,3 @@ def cmd_ask(args: argparse.Namespace) -> int:
         )
     print(answer.model_dump_json(indent=2) if args.json else render_answer(answer))
     return 0
-
-
-def _check_question(question: str) -> None:
-    if not question.strip():
-        raise BadRequestError("the question is empty; pass the text to answer")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise BadRequestError(
-            f"the question has {len(question)} characters; shorten it to "
-            f"{MAX_QUESTION_CHARS} or less"
-        )

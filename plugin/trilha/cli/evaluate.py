@@ -144,6 +144,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not args.data:
         raise BadRequestError("trilha eval needs --data DIR (a BEIR folder), or --answers")
 
+    settings = settings_of(args)  # the reranker options over TRILHA_RERANK_*
     report = run_eval(
         Path(args.data),
         Path(args.out),
@@ -151,8 +152,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         reranker=args.reranker,
         split=args.split,
         max_queries=args.max_queries,
-        rerank_backend=args.rerank_backend or "auto",
-        rerank_precision=args.rerank_precision or "auto",
+        rerank_backend=settings.rerank_backend,
+        rerank_precision=settings.rerank_precision,
         progress=not args.quiet,
         systems=args.systems.split(",") if args.systems else None,
         lang=language_code(args.lang) if args.lang else None,

@@ -108,9 +108,17 @@ def open_score_cache(ws: Workspace, options: RerankOptions) -> ScoreCache:
 def ingest_dataset(
     ws: Workspace, ds: BeirDataset, progress: bool, lang: str | None
 ) -> dict[str, Any]:
-    """Ingest a BEIR corpus into ``ws`` (unchanged documents are skipped); the report."""
+    """Ingest a BEIR corpus into ``ws`` (unchanged documents are skipped); the report. A
+    document refused (no text, a bad field) is never retrieved: warned and listed."""
     report = ws.ingest(ds.documents(), progress=progress, lang=lang)
+    refused = [str(r) for r in report.refused]
+    if refused:
+        log.warning(
+            "%d corpus document(s) refused, so never retrieved; first: %s", len(refused), refused[0]
+        )
     return {
+        "refused": len(refused),
+        "refusals": refused[:20],
         "docs_seen": report.docs_seen,
         "docs_added": report.docs_added,
         "docs_updated": report.docs_updated,

@@ -151,8 +151,7 @@ class IngestPipeline:
             self._refuse(report, Refusal(doc.where, str(e)))
             return None
         if not units:  # an empty file, or front matter alone: nothing a search could find
-            reason = "no text to index; write some or remove the file"
-            self._refuse(report, Refusal(doc.where, reason))
+            self._refuse(report, Refusal(doc.where, self._empty_reason(doc.doc_id)))
             return None
         digest = content_hash(units)
         old = self.store.doc_hash(doc.doc_id)
@@ -163,6 +162,14 @@ class IngestPipeline:
             units = self._enriched(doc, units, report)
         old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
         return _Pending(doc, units, digest, old_ids, old is not None)
+
+    def _empty_reason(self, doc_id: str) -> str:
+        if self.store.doc_hash(doc_id) is None:
+            return "no text to index; write some or remove the file"
+        return (
+            f"no text to index; the version indexed before stays: write some text, "
+            f"or drop it with `trilha ingest --delete {doc_id}`"
+        )
 
     def _enriched(
         self, doc: SourceDocument, units: list[TextUnit], report: IngestReport

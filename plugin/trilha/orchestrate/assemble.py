@@ -67,8 +67,7 @@ def _trace(
         principal=scope_key(ask.principal),
         prequery=ask.pre,
         steps=steps + ran,
-        warnings=[s.detail for s in steps if s.step == "agent" and s.detail]  # no such agent
-        + [flat(f.warning) for f in founds if f.warning],
+        warnings=[*ask.warnings, *(flat(f.warning) for f in founds if f.warning)],
         limits=Limits(
             max_nodes_scanned=ask.config.max_nodes_scanned,
             max_results=ask.config.max_results,

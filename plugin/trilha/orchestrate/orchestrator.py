@@ -146,12 +146,14 @@ class Orchestrator:
         agent = self.config.agents.get(f"{req.agent_type}_agent") or self.config.agents.get(
             req.agent_type
         )
+        warnings: tuple[str, ...] = ()
         if agent is None:  # an open set (seed 004: 'knowledge', 'task', 'user', etc.): said
             known = ", ".join(sorted(a.agent_type for a in self.config.agents.values()))
             note = f"agent_type {req.agent_type!r} has no definition ({known}); defaults used"
             steps.append(StepTrace(step="agent", latency_ms=0.0, detail=note))
+            warnings = (note,)
         style = agent.answer_style if agent else None
-        ask = Ask(req, principal, pre, plan, config, now, self.config.profiles, style)
+        ask = Ask(req, principal, pre, plan, config, now, self.config.profiles, style, warnings)
         return req, ask, steps, started
 
     def _finder(self, principal: Principal) -> GraphEntityFinder | None:

@@ -39,6 +39,7 @@ class Ask:
     now: datetime
     profiles: ProfileSet
     agent_style: str | None = None
+    warnings: tuple[str, ...] = ()  # said in the bundle's trace, before the sources' own
 
 
 @dataclass

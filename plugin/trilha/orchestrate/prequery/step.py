@@ -12,12 +12,12 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-from trilha.errors import BadRequestError, TrilhaError
+from trilha.errors import TrilhaError
 from trilha.orchestrate.prequery.entities import EntityFinder
 from trilha.orchestrate.prequery.heuristic import HeuristicClassifier
 from trilha.orchestrate.prequery.llm import GroqClassifier
 from trilha.orchestrate.prequery.model import FocusEntity, PreQuery, PreQueryOutcome, TraceEvent
-from trilha.types import MAX_QUESTION_CHARS
+from trilha.types import checked_text
 
 logger = logging.getLogger(__name__)
 
@@ -64,19 +64,6 @@ async def aprequery(
     return _finish(result, question, entities, trace)
 
 
-def checked_question(text: str) -> str:
-    """``text`` stripped; empty or too long is a :class:`BadRequestError`."""
-    question = text.strip() if isinstance(text, str) else ""
-    if not question:
-        raise BadRequestError("the question is empty: give the text to classify")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise BadRequestError(
-            f"the question has {len(question)} characters; shorten it to "
-            f"{MAX_QUESTION_CHARS} or less"
-        )
-    return question
-
-
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
@@ -84,7 +71,7 @@ def _ms(started: float) -> float:
 def _heuristic(
     text: str, now: datetime, heuristic: HeuristicClassifier | None
 ) -> tuple[str, PreQuery, list[TraceEvent]]:
-    question = checked_question(text)
+    question = checked_text(text)
     started = time.perf_counter()
     base = (heuristic or HeuristicClassifier()).classify(question, now=now)
     detail = f"intent {base.retrieval_intent} ({base.confidence:.2f})"
