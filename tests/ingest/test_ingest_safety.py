@@ -159,6 +159,43 @@ def test_two_files_with_one_doc_id_are_refused(ws: Workspace, tmp_path: Path) ->
     assert _texts(ws, "same") == "first body" and ws.check().consistent
 
 
+@pytest.mark.parametrize("moved_to", ["0-first.md", "z-last.md"])  # read before / after b.md
+def test_a_moved_file_keeps_its_contested_doc_id(
+    ws: Workspace, tmp_path: Path, moved_to: str
+) -> None:
+    folder = tmp_path / "dup"
+    _write(folder, "a.md", "first body", front="doc_id: same")
+    _write(folder, "b.md", "second body", front="doc_id: same")
+    ws.ingest_path(folder)  # a.md holds 'same', b.md is refused
+    (folder / "a.md").rename(folder / moved_to)
+    report = ws.ingest_path(folder)  # its title, from the file name, changes: an update
+    assert (report.docs_added, report.docs_updated) == (0, 1)
+    assert [Path(r.file).name for r in report.refused] == ["b.md"]
+    assert moved_to in report.refused[0].reason
+    assert _texts(ws, "same") == "first body" and ws.check().consistent
+    (folder / moved_to).unlink()  # now the other claimant may take the id
+    report = ws.ingest_path(folder)
+    assert report.docs_updated == 1 and not report.refused
+    assert _texts(ws, "same") == "second body" and ws.check().consistent
+
+
+def test_a_moved_file_is_recorded_under_its_new_name(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    folder = tmp_path / "dup"
+    _write(folder, "a.md", "first body", front="doc_id: same")
+    ws.ingest_path(folder)
+    (folder / "a.md").rename(folder / "moved.md")
+    assert ws.ingest_path(folder).docs_updated == 1  # its source path is part of it
+    _write(folder, "b.md", "second body", front="doc_id: same")
+    report = ws.ingest_path(folder)  # moved.md exists, so it still owns the id
+    assert [Path(r.file).name for r in report.refused] == ["b.md"]
+    assert (
+        "already belongs to" in report.refused[0].reason and "moved.md" in report.refused[0].reason
+    )
+    assert _texts(ws, "same") == "first body"
+
+
 def _vector(ws: Workspace) -> npt.NDArray[np.float32]:
     return ws.embedder.encode_documents(["an orphan"])
 

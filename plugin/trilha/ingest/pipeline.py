@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,13 @@ class IngestReport:
             "refused": [{"file": r.file, "reason": r.reason} for r in self.refused],
             "units_written": self.units_written,
         }
+
+
+@dataclass(frozen=True)
+class _Later:
+    """A document whose claim on an id waits for the rest of the ingest."""
+
+    item: Loaded
 
 
 @dataclass
@@ -118,8 +126,12 @@ class IngestPipeline:
         # shown on a terminal only (disable=None), and only when asked for
         bar = tqdm(unit="unit", desc="ingest", disable=None if progress else True)
         seen: dict[str, str] = {}
-        for item in documents:
-            pending = self._prepare(item, seen, report)
+        deferred: list[_Later] = []  # read once the documents are: chain() gets there last
+        for item in chain(documents, deferred):
+            if not isinstance(item, _Later) and self._takes_over(item, seen):
+                deferred.append(_Later(item))
+                continue
+            pending = self._prepare(item.item if isinstance(item, _Later) else item, seen, report)
             bar.set_postfix(docs=report.docs_seen, refused=len(report.refused), refresh=False)
             if pending is None:
                 continue
@@ -216,6 +228,25 @@ class IngestPipeline:
                 f"another doc_id, or delete the other first (trilha ingest --delete ID)"
             )
         return None
+
+    def _takes_over(self, item: Loaded, seen: Mapping[str, str]) -> bool:
+        """Whether ``item`` claims, with other text, the id of a document whose file is gone.
+        Decided after the rest of the ingest, so that the file moved (the same text, so the
+        same document) keeps its id in whichever order the two are read."""
+        if isinstance(item, Refusal):
+            return False
+        doc = self._held_id(item)
+        owner = self.store.doc_origin(doc.doc_id)
+        if doc.doc_id in seen or not (doc.origin and owner and owner != doc.origin):
+            return False
+        if Path(owner).exists():
+            return False  # _conflict refuses it
+        try:
+            units = chunk_document(doc, self.max_words, self.defaults)
+        except BadRequestError:
+            return False  # refused in its turn
+        held = self.store.units_of([doc.doc_id])  # the text, not a title taken from a path
+        return [u.text for u in units] != [u.text for u in held]
 
     @staticmethod
     def _refuse(report: IngestReport, refusal: Refusal) -> None:
