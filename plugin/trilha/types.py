@@ -33,7 +33,9 @@ MAX_QUERY_CHARS = 20_000
 def checked_text(text: object, *, noun: str = "question", limit: int = MAX_QUESTION_CHARS) -> str:
     """``text`` stripped of surrounding whitespace; empty, not a string, or longer than
     ``limit`` characters (counted before stripping) is a one-line :class:`BadRequestError`."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise BadRequestError(f"the {noun} is not text ({type(text).__name__}); pass a string")
+    if not text.strip():
         raise BadRequestError(f"the {noun} is empty; pass some text")
     if len(text) > limit:
         raise BadRequestError(

@@ -78,7 +78,7 @@ def test_a_file_with_no_text_is_refused_and_a_held_version_stays(
     assert refused["blank.txt"] == refused["front-only.md"] == fresh
     assert refused["d0.md"] == (
         "no text to index; the version indexed before stays: write some text, "
-        "or drop it with `trilha ingest --delete d0`"
+        f"or drop it with `trilha ingest -w {ws.path} --delete=d0`"
     )
     assert "vpn access" in _texts(ws, "d0") and ws.check().consistent
 
@@ -156,6 +156,7 @@ def test_two_files_with_one_doc_id_are_refused(ws: Workspace, tmp_path: Path) ->
     later = ws.ingest_path(other)
     assert later.docs_added + later.docs_updated == 0 and len(later.refused) == 1
     assert "already belongs to" in later.refused[0].reason
+    assert f"(`trilha ingest -w {ws.path} --delete=same`)" in later.refused[0].reason
     assert _texts(ws, "same") == "first body" and ws.check().consistent
 
 
@@ -179,9 +180,7 @@ def test_a_moved_file_keeps_its_contested_doc_id(
     assert _texts(ws, "same") == "second body" and ws.check().consistent
 
 
-def test_a_moved_file_is_recorded_under_its_new_name(
-    ws: Workspace, tmp_path: Path
-) -> None:
+def test_a_moved_file_is_recorded_under_its_new_name(ws: Workspace, tmp_path: Path) -> None:
     folder = tmp_path / "dup"
     _write(folder, "a.md", "first body", front="doc_id: same")
     ws.ingest_path(folder)

@@ -154,6 +154,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         max_queries=args.max_queries,
         rerank_backend=settings.rerank_backend,
         rerank_precision=settings.rerank_precision,
+        rerank_max_length=settings.rerank_max_length,
         progress=not args.quiet,
         systems=args.systems.split(",") if args.systems else None,
         lang=language_code(args.lang) if args.lang else None,

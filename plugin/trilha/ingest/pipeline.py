@@ -19,6 +19,7 @@ never missing. The lexical index is rebuilt from the unit store at the end.
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,12 @@ class _Pending:
     existed: bool
 
 
+def _delete_command(workspace: Path | None, doc_id: str) -> str:
+    """The command that drops ``doc_id``, quoted for a shell."""
+    where = f" -w {shlex.quote(str(workspace))}" if workspace else ""
+    return f"trilha ingest{where} --delete={shlex.quote(doc_id)}"
+
+
 def _file_of(origin: str | None) -> Path | None:
     return Path(origin) if origin else None
 
@@ -105,6 +112,7 @@ class IngestPipeline:
         on_doc_written: DocHook | None = None,
         defaults: Mapping[str, Any] | None = None,
         enrich: Enricher | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
@@ -115,6 +123,7 @@ class IngestPipeline:
         self.on_doc_written = on_doc_written
         self.defaults = dict(defaults or {})
         self.enrich = enrich
+        self.workspace = workspace  # named in the commands refusals suggest
 
     def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
         """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
@@ -179,8 +188,8 @@ class IngestPipeline:
         if self.store.doc_hash(doc_id) is None:
             return "no text to index; write some or remove the file"
         return (
-            f"no text to index; the version indexed before stays: write some text, "
-            f"or drop it with `trilha ingest --delete {doc_id}`"
+            "no text to index; the version indexed before stays: write some text, "
+            f"or drop it with `{_delete_command(self.workspace, doc_id)}`"
         )
 
     def _enriched(
@@ -223,9 +232,10 @@ class IngestPipeline:
         owner = self.store.doc_origin(doc.doc_id)
         owner_file = _file_of(owner)
         if doc.origin and owner and owner != doc.origin and owner_file and owner_file.exists():
+            drop = _delete_command(self.workspace, doc.doc_id)
             return (
                 f"doc_id {doc.doc_id!r} already belongs to {owner}; give this document "
-                f"another doc_id, or delete the other first (trilha ingest --delete ID)"
+                f"another doc_id, or delete the other first (`{drop}`)"
             )
         return None
 
@@ -236,8 +246,10 @@ class IngestPipeline:
         if isinstance(item, Refusal):
             return False
         doc = self._held_id(item)
+        if doc.origin is None or doc.doc_id in seen:
+            return False
         owner = self.store.doc_origin(doc.doc_id)
-        if doc.doc_id in seen or not (doc.origin and owner and owner != doc.origin):
+        if not owner or owner == doc.origin:
             return False
         if Path(owner).exists():
             return False  # _conflict refuses it

@@ -160,7 +160,9 @@ class Workspace(UnitReads):
         if lang is not None:
             defaults["lang"] = language_code(lang)
         try:
-            return writes.ingest(parts, documents, defaults, progress, max_words, self.settings)
+            return writes.ingest(
+                parts, documents, defaults, progress, max_words, self.settings, self.path
+            )
         finally:
             self._refresh()
 

@@ -33,6 +33,7 @@ def ingest(
     progress: bool = False,
     max_words: int = 180,
     settings: TrilhaSettings | None = None,
+    workspace: Path | None = None,
 ) -> IngestReport:
     """Index documents into the store, the dense index and the graph (``defaults``: the access
     fields of documents that carry none; ``settings``: whether decision fields are extracted,
@@ -46,6 +47,7 @@ def ingest(
         on_doc_written=lambda doc_id, units: write_doc(parts.graph, doc_id, units, errors),
         defaults=defaults,
         enrich=feature_enricher(settings),
+        workspace=workspace,
     )
     report = pipeline.run(documents, progress=progress)
     report.errors.extend(errors)
