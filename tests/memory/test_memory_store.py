@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from datetime import UTC, datetime, timedelta, timezone
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -185,6 +186,13 @@ def test_import_turns_is_checked_whole_and_idempotent(memory: MemoryStore, tmp_p
     stored = {t.turn_id: t for t in memory.turns("ana")}
     assert stored["b"].created_at == datetime(2025, 6, 1, 15, 0, tzinfo=UTC)
     assert stored["b"].project_id == "p1" and stored["a"].created_at > stored["b"].created_at
+
+
+def test_the_sample_turns_import_once(memory: MemoryStore) -> None:
+    """``trilha demo`` imports them on every run: a second run must add no duplicates."""
+    sample = Path(str(files("trilha.samples") / "memory" / "turns.jsonl"))
+    assert memory.import_turns(sample) == 7
+    assert memory.import_turns(sample) == 0
 
 
 @pytest.mark.parametrize(
