@@ -173,6 +173,8 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["ingest", str(tmp_path / "docs"), "--max-words", "0"], "--max-words must be at least"),
         (["ingest", str(tmp_path / "docs"), "--lang", "zz"], "'zz' is not a language code"),
         (["query", "vpn", "--user", ""], "--user is empty"),
+        (["query", "vpn", "--setor", " "], "--setor is empty; give a value or leave"),
+        (["query", "vpn", "--tipos-recurso", ","], "tipos_recurso: an empty list matches"),
         (["query", " "], "the query is empty"),
         (["ask", " "], "the question is empty"),
         (["ask", "vpn " * 1001], "shorten it to 4000 or less"),

@@ -40,7 +40,7 @@ def test_graph_text_of_top_documents_and_of_a_subgraph() -> None:
 
 def test_query_options_become_filter_fields_with_the_json_last() -> None:
     argv = ["query", "q", "--tags", "a,b,", "--lang", "pt", "--date-from", "2024-01-01"]
-    argv += ["--tipos-recurso", "x,y", "--max-sensitivity", "0", "--filters", '{"lang": "en"}']
+    argv += ["--tipos-recurso", "x, y", "--max-sensitivity", "0", "--filters", '{"lang": "en"}']
     args = build_parser().parse_args(argv)
     assert filters_of(args) == {
         "tags": ["a", "b"],

@@ -379,3 +379,26 @@ def test_stored_tokens_follow_the_tokenizer_version(
         hits = ws.search("图数据库", top_k=1, sides=("bm25",)).hits
         assert [h.unit.doc_id for h in hits] == ["zh"]
         assert ws.store.get_meta("tokenizer") == TOKENIZER_VERSION
+
+
+def test_links_to_nothing_pipes_and_lone_surrogates_are_refused_one_line_each(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    folder = tmp_path / "odd"
+    _write(folder, "a.txt", "expense approval needs a receipt")
+    (folder / "dangling.txt").symlink_to(tmp_path / "nowhere.txt")
+    os.mkfifo(folder / "pipe.txt")  # reading it would wait forever
+    (folder / "s.jsonl").write_text(
+        '{"doc_id": "g1", "text": "good record"}\n{"doc_id": "x", "text": "bad \\ud800"}\n'
+        '{"doc_id": "g2", "text": "a pair \\ud83d\\ude00 is fine"}\n',
+        encoding="utf-8",
+    )
+    _write(folder, "f.md", "body", front='title: "lone \\ud800"')
+    report = ws.ingest_path(folder)
+    assert report.docs_added == 3  # a.txt, g1 and g2
+    refused = {Path(r.file.rsplit(":", 1)[0]).name: r.reason for r in report.refused}
+    assert refused["dangling.txt"].startswith("a link to nothing; only regular files")
+    assert refused["pipe.txt"].startswith("not a file; only regular files")
+    assert refused["s.jsonl"].startswith("an unpaired surrogate escape")
+    assert refused["f.md"].startswith("front matter holds an unpaired surrogate escape")
+    assert all("\n" not in r.reason for r in report.refused) and ws.check().consistent

@@ -69,14 +69,17 @@ def filters_of(args: argparse.Namespace) -> dict[str, Any] | None:
         f["tags"] = [t.strip() for t in args.tags.split(",") if t.strip()]
     for name in ("lang", "setor", "tema", "ministro", "resultado"):
         value = getattr(args, name)
+        if value is not None and not value.strip() and name != "lang":  # lang: its own line
+            flag = "--" + name.replace("_", "-")
+            raise BadRequestError(f"{flag} is empty; give a value or leave the option out")
         if value:
             f[name] = value
     if args.date_from:
         f["data_inicio"] = args.date_from
     if args.date_to:
         f["data_fim"] = args.date_to
-    if args.tipos_recurso:
-        f["tipos_recurso"] = args.tipos_recurso.split(",")
+    if args.tipos_recurso is not None:  # as --tags: an empty list is refused
+        f["tipos_recurso"] = [t.strip() for t in args.tipos_recurso.split(",") if t.strip()]
     if args.max_sensitivity is not None:
         f["max_sensitivity"] = args.max_sensitivity
     if args.filters_json:

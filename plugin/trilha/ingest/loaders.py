@@ -14,7 +14,6 @@ document it cannot read, and goes on with the rest.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import re
@@ -27,6 +26,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from trilha.errors import BadRequestError
+from trilha.ingest.reading import read_text
 
 #: Metadata fields a source may set; anything else is kept in ``extra``.
 UNIT_FIELDS = (
@@ -47,8 +47,6 @@ UNIT_FIELDS = (
     "source_ref",
 )
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".jsonl": "jsonl"}
-#: Bytes read from the start of a file to decide whether it is text.
-_SNIFF = 8192
 
 
 class _FrontMatterLoader(yaml.SafeLoader):
@@ -136,25 +134,6 @@ def split_front_matter(raw: str, origin: str) -> tuple[dict[str, Any], str]:
     return meta, body.lstrip("\n")
 
 
-def read_text(path: Path) -> str:
-    """A file's text; :class:`BadRequestError` for binary or non-UTF-8 files."""
-    with path.open("rb") as fh:
-        head = fh.read(_SNIFF)
-        if b"\x00" in head:
-            raise BadRequestError(f"{path}: binary file (NUL bytes); only UTF-8 text is ingested")
-        data = head + fh.read()
-    if data.startswith(codecs.BOM_UTF8):  # a BOM would hide the front matter
-        data = data[len(codecs.BOM_UTF8) :]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise BadRequestError(
-            f"{path}: not UTF-8 (byte {data[e.start]:#04x} on line {line}); convert it, "
-            "e.g. iconv -f latin1 -t utf-8"
-        ) from e
-
-
 def _doc_id(raw: Any, origin: str) -> str:
     if isinstance(raw, (list, tuple, set, dict, bool)):
         kind = "true/false" if isinstance(raw, bool) else f"a {type(raw).__name__}"
@@ -170,6 +149,10 @@ def _doc_id(raw: Any, origin: str) -> str:
 def _file_document(path: Path, root: Path, source_type: str) -> SourceDocument:
     origin = str(path)
     meta, body = split_front_matter(read_text(path), origin)
+    if not _encodable(meta):  # YAML's "\ud800" escapes
+        raise BadRequestError(
+            f"{origin}: front matter holds an unpaired surrogate escape; fix that string"
+        )
     rel = path.relative_to(root) if path != root else Path(path.name)
     named_by_path = "doc_id" not in meta
     raw_id = rel.with_suffix("").as_posix() if named_by_path else meta.pop("doc_id")
@@ -202,6 +185,9 @@ def _jsonl_documents(path: Path) -> Iterator[Loaded]:
         if not isinstance(row, dict):
             yield Refusal(where, "each line must be a JSON object")
             continue
+        if ("\\ud" in line or "\\uD" in line) and not _encodable(row):
+            yield Refusal(where, "an unpaired surrogate escape (\\ud800-\\udfff); fix that string")
+            continue
         try:
             yield _jsonl_row(row, where).model_copy(update={"origin": str(path), "line": line_no})
         except BadRequestError as e:
@@ -233,6 +219,15 @@ def _jsonl_row(row: dict[str, Any], origin: str) -> SourceDocument:
         source_type="jsonl",
         meta=meta,
     )
+
+
+def _encodable(value: Any) -> bool:
+    """Whether every string of ``value`` can be written as UTF-8 (no lone surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _text(value: Any, origin: str) -> str:
