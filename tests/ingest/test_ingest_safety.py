@@ -402,3 +402,19 @@ def test_links_to_nothing_pipes_and_lone_surrogates_are_refused_one_line_each(
     assert refused["s.jsonl"].startswith("an unpaired surrogate escape")
     assert refused["f.md"].startswith("front matter holds an unpaired surrogate escape")
     assert all("\n" not in r.reason for r in report.refused) and ws.check().consistent
+
+
+def test_a_documents_lang_is_checked_and_written_as_the_detector_writes_it(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    folder = tmp_path / "langs"
+    _write(folder, "upper.md", "Contrato de prestação de serviços.", front="lang: PT")
+    _write(folder, "region.md", "Contrato de locação.", front="lang: pt_br")
+    _write(folder, "bad.md", "Qapla'.", front="lang: klingon")
+    report = ws.ingest_path(folder)
+    assert report.docs_added == 2 and [Path(r.file).name for r in report.refused] == ["bad.md"]
+    assert report.refused[0].reason.startswith("language 'klingon' is not a language code")
+    langs = {u.doc_id: u.lang for u in ws.store.units_of(["upper", "region"])}
+    assert langs == {"upper": "pt", "region": "pt-BR"}
+    hits = ws.search("contrato", top_k=5, filters={"lang": "pt"}).hits
+    assert [h.unit.doc_id for h in hits] == ["upper"]

@@ -88,6 +88,17 @@ def language_code(value: str) -> str:
     return code
 
 
+def written_code(value: object) -> str:
+    """A document's ``lang`` as stored: checked as :func:`language_code`, the language in lower
+    case and the region in upper case (``'PT'`` -> ``'pt'``, ``'pt_br'`` -> ``'pt-BR'``), so
+    that it is found by the same ``--lang`` as the codes the detector writes."""
+    if not isinstance(value, str):
+        raise BadRequestError(f"language {value!r} is not a language code; give one such as pt")
+    primary, _, region = value.strip().replace("_", "-").partition("-")
+    primary = language_code(primary.lower())  # the region (or script) is kept as written
+    return f"{primary}-{region.upper() if len(region) == 2 else region}" if region else primary
+
+
 def primary_code(lang: str | None) -> str:
     """The language without its region: ``'pt-BR'`` -> ``'pt'``; empty -> ``'en'``."""
     return (lang or "en").split("-")[0].split("_")[0].lower() or "en"

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filters import fold_case
-from trilha.index.language import detect_language
+from trilha.index.language import detect_language, written_code
 from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
 from trilha.types import TextUnit
 
@@ -200,6 +200,8 @@ def chunk_document(
     known, extra = _unit_fields(doc, defaults or {})
     if not known.get("lang"):  # neither the document nor the ingest says: detect it
         known["lang"] = detect_language(f"{known.get('title') or ''}\n{doc.text}") or "en"
+    else:
+        known["lang"] = written_code(known["lang"])
     base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
     try:  # the metadata is checked once, even for a document with no text
         TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)
