@@ -70,8 +70,7 @@ def filters_of(args: argparse.Namespace) -> dict[str, Any] | None:
     for name in ("lang", "setor", "tema", "ministro", "resultado"):
         value = getattr(args, name)
         if value is not None and not value.strip() and name != "lang":  # lang: its own line
-            flag = "--" + name.replace("_", "-")
-            raise BadRequestError(f"{flag} is empty; give a value or leave the option out")
+            raise BadRequestError(f"--{name} is empty; give a value or leave the option out")
         if value:
             f[name] = value
     if args.date_from:

@@ -171,11 +171,11 @@ class IngestPipeline:
         except BadRequestError as e:
             self._refuse(report, Refusal(doc.where, str(e)))
             return None
+        old = self.store.doc_hash(doc.doc_id)
         if not units:  # an empty file, or front matter alone: nothing a search could find
-            self._refuse(report, Refusal(doc.where, self._empty_reason(doc.doc_id)))
+            self._refuse(report, Refusal(doc.where, self._empty_reason(doc.doc_id, old)))
             return None
         digest = content_hash(units)
-        old = self.store.doc_hash(doc.doc_id)
         if old == digest:
             report.docs_unchanged += 1
             return None
@@ -184,8 +184,8 @@ class IngestPipeline:
         old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
         return _Pending(doc, units, digest, old_ids, old is not None)
 
-    def _empty_reason(self, doc_id: str) -> str:
-        if self.store.doc_hash(doc_id) is None:
+    def _empty_reason(self, doc_id: str, held: str | None) -> str:
+        if held is None:  # no version of it indexed before
             return "no text to index; write some or remove the file"
         return (
             "no text to index; the version indexed before stays: write some text, "
