@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -119,6 +121,37 @@ def test_p50_ratios_name_the_issue_targets() -> None:
         "hybrid_weighted_visibility_over_hybrid_weighted": 1.05,
     }
     assert p50_ratios({"hybrid_weighted": {"p50_ms": 10.0}}) == {}
+    paired = {"hybrid_weighted_kg": 1.02}
+    assert p50_ratios(systems, paired)["hybrid_weighted_kg_over_hybrid_weighted"] == 1.02
+
+
+def test_a_paired_ratio_times_both_calls_in_turn() -> None:
+    from trilha.eval.timing import paired_ratio
+
+    order: list[str] = []
+
+    def call(name: str, ms: float) -> Any:
+        def timed(text: str) -> None:
+            order.append(name)
+            time.sleep(ms / 1000)
+
+        return timed
+
+    ratio = paired_ratio(call("base", 2.0), call("slow", 6.0), ["a", "b", "c", "d"], warmup=1)
+    assert order == ["base", "slow", "base", "slow", "slow", "base", "base", "slow", "slow", "base"]
+    assert 2.0 < ratio < 3.5
+
+
+def test_the_kg_ratio_is_timed_interleaved(small_ws: Workspace) -> None:
+    from trilha.eval.bench import bench_latency
+
+    texts = ["security incident", "prazo prescricional", "dados pessoais"]
+    only = {"hybrid_weighted", "hybrid_weighted_kg"}
+    got = bench_latency(small_ws, texts, False, False, only=only)
+    assert set(got["p50_ratios"]) == {"hybrid_weighted_kg_over_hybrid_weighted"}
+    assert got["p50_ratios"]["hybrid_weighted_kg_over_hybrid_weighted"] > 0
+    # warm: the boost's data was copied into memory before timing
+    assert small_ws.graph is not None and small_ws.graph.booster._gate.snapshot.get() is not None
 
 
 def test_the_visibility_row_runs_the_policy_and_finds_what_plain_search_finds(

@@ -94,7 +94,7 @@ def test_every_mirror_write_tells_the_cache_first(graph: GraphStore) -> None:
     mirror.write(job(2, "ana"))
     assert told == [0, 1]
     service = GraphService(graph)
-    assert JobGraphWriter.for_service(service).changed == service.changed
+    assert JobGraphWriter.for_service(service).changed == service.memory_changed
 
 
 def test_a_graph_that_fails_loses_nothing_from_sqlite(tmp_path: Path) -> None:

@@ -44,6 +44,21 @@ def time_calls(
     return times, traces
 
 
+def paired_ratio(base: Call, other: Call, texts: Sequence[str], warmup: int = WARMUP) -> float:
+    """``other``'s P50 over ``base``'s, the two timed in turn on every text (which goes first
+    alternates), so that the machine's drift during the run hits both alike."""
+    for text in texts[:warmup]:
+        base(text)
+        other(text)
+    times: tuple[list[float], list[float]] = ([], [])
+    for i, text in enumerate(texts):
+        for side in (0, 1) if i % 2 == 0 else (1, 0):
+            start = time.perf_counter()
+            (base, other)[side](text)
+            times[side].append((time.perf_counter() - start) * 1000.0)
+    return round(float(np.percentile(times[1], 50) / np.percentile(times[0], 50)), 3)
+
+
 def stage_p50(traces: Sequence[Trace]) -> dict[str, float]:
     """Median latency of every stage name seen in the traces."""
     seen: dict[str, list[float]] = {}

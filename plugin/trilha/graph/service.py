@@ -195,9 +195,14 @@ class GraphService(GraphWrites, ProfileReads):
 
     def changed(self) -> None:
         """Forget what was read (a write happened)."""
+        self.memory_changed()
+        self._gate.forget()
+
+    def memory_changed(self) -> None:
+        """Forget what was read, but the KG boost's data: the memory mirror wrote retrieval
+        jobs or turns (:mod:`trilha.memory.graph`), which no boost reads."""
         self.generation += 1
         self._reads.clear()
-        self._gate.forget()
 
     def context_md(
         self,

@@ -1,13 +1,15 @@
 """The graph writes of :class:`~trilha.graph.service.GraphService`: units, records, access
 upgrades, document replacement and deletion, and the id listings that consistency checks compare.
 
-Every write first calls :meth:`GraphWrites.changed`, which the service overrides to forget what
-it cached.
+Every write calls :meth:`GraphWrites.changed` before and after it (:meth:`GraphWrites._writing`),
+which the service overrides to forget what it cached: what was read while a write was under way
+does not outlive it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from trilha.graph.build.extract import ExtractedEntity
@@ -23,7 +25,15 @@ class GraphWrites:
     writer: GraphWriter
 
     def changed(self) -> None:
-        """Called before every write; a no-op here."""
+        """Called before and after every write; a no-op here."""
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        self.changed()
+        try:
+            yield
+        finally:
+            self.changed()
 
     def ingest(
         self,
@@ -31,8 +41,8 @@ class GraphWrites:
         entities: Mapping[str, Sequence[ExtractedEntity]] | None = None,
     ) -> WriteStats:
         """Upsert units into the graph (clears the cache)."""
-        self.changed()
-        return self.writer.upsert_units(units, entities)
+        with self._writing():
+            return self.writer.upsert_units(units, entities)
 
     def write_records(
         self,
@@ -46,13 +56,13 @@ class GraphWrites:
         Doc not in ``known_docs`` or a Chunk not in ``known_units`` (when given), or with bad
         access fields (Task, User... nodes get theirs over ``access_defaults``), are refused
         with one :class:`BadRequestError` that lists them, and nothing is written."""
-        self.changed()
-        return self.writer.write_records(
-            records,
-            known_docs=known_docs,
-            known_units=known_units,
-            access_defaults=access_defaults,
-        )
+        with self._writing():
+            return self.writer.write_records(
+                records,
+                known_docs=known_docs,
+                known_units=known_units,
+                access_defaults=access_defaults,
+            )
 
     def upgrade_access(self, units: Callable[[], Iterable[TextUnit]]) -> int:
         """When the graph holds Docs or Chunks without access fields (written before they
@@ -60,30 +70,30 @@ class GraphWrites:
         returns how many units were rewritten (0: nothing to do). Until then such nodes are
         seen by nobody: the policy fails closed on a missing field. RELATED edges without an
         access summary get one first (until then they are seen by nobody either)."""
-        if self.writer.upgrade_support():
+        if self.writer.upgrade_support():  # written: forget what was read before
             self.changed()
         if not self.writer.lacks_access():
             return 0
-        self.changed()
-        batch: list[TextUnit] = []
-        written = 0
-        for unit in units():
-            batch.append(unit)
-            if len(batch) >= self.writer.batch_size:
-                written += self.writer.write_access(batch)
-                batch = []
-        return written + (self.writer.write_access(batch) if batch else 0)
+        with self._writing():
+            batch: list[TextUnit] = []
+            written = 0
+            for unit in units():
+                batch.append(unit)
+                if len(batch) >= self.writer.batch_size:
+                    written += self.writer.write_access(batch)
+                    batch = []
+            return written + (self.writer.write_access(batch) if batch else 0)
 
     def replace_doc(self, doc_id: str, units: Sequence[TextUnit]) -> WriteStats:
         """Replace document ``doc_id`` by ``units``, keeping its Doc node and curated (record)
         edges (clears the cache); see :meth:`GraphWriter.replace_doc`."""
-        self.changed()
-        return self.writer.replace_doc(doc_id, units)
+        with self._writing():
+            return self.writer.replace_doc(doc_id, units)
 
     def delete_doc(self, doc_id: str) -> DeleteStats:
         """Delete a document from the graph, record edges included (clears the cache)."""
-        self.changed()
-        return self.writer.delete_doc(doc_id)
+        with self._writing():
+            return self.writer.delete_doc(doc_id)
 
     def chunk_ids(self) -> set[str]:
         """Ids of every Chunk node (unit ids), to compare with the unit store."""
@@ -100,5 +110,5 @@ class GraphWrites:
         """Remove orphan chunks (ids the unit store lacks), their mentions, orphaned entities,
         and Docs left without chunks unless in ``keep_docs`` (clears the cache); returns how
         many chunks existed. See :meth:`GraphWriter.remove_chunks`."""
-        self.changed()
-        return self.writer.remove_chunks(unit_ids, keep_docs=keep_docs)
+        with self._writing():
+            return self.writer.remove_chunks(unit_ids, keep_docs=keep_docs)

@@ -98,7 +98,7 @@ class _Mirror:
     @classmethod
     def for_service(cls, service: GraphService) -> Self:
         """A mirror writing into ``service``'s store and clearing its read cache."""
-        return cls(service.store, changed=service.changed)
+        return cls(service.store, changed=service.memory_changed)
 
     def _prepare(self) -> None:
         if self.changed is not None:

@@ -17,6 +17,7 @@ from trilha.errors import TrilhaError
 from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.boost.score import BoostResult, BoostWeights, entity_keys
+from trilha.graph.boost.snapshot import SnapshotSlot
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import Visibility
 
@@ -42,6 +43,8 @@ class BoostGate:
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
+        #: the boost data in memory once a process boosts repeatedly (built on ``pool``)
+        self.snapshot = SnapshotSlot(store, self.pool, ttl_s, clock)
 
     def nothing_to_read(
         self, unit_ids: Sequence[str], query_entities: Sequence[str]
@@ -58,6 +61,7 @@ class BoostGate:
         """The graph was written: ask again whether it holds evidence and how many chunks."""
         self._evidence = None
         self._corpus = {}
+        self.snapshot.forget()
 
     def corpus_size(self, principal: Principal | None = None) -> int | None:
         """Chunks ``principal`` (None: anonymous) sees in the graph, kept per principal scope

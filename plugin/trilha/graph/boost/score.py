@@ -150,9 +150,10 @@ def _rows(
     return store.run(cypher.kg_boost(bool(keys), vis), params, timeout_s=timeout_s)
 
 
-def _scored(
+def scored(
     unit_ids: Sequence[str], rows: list[Row], weights: BoostWeights, corpus: int | None
 ) -> BoostResult:
+    """The boosts of ``unit_ids`` from the boost read's ``rows`` (a unit without a row: 0)."""
     raw = dict.fromkeys(unit_ids, 0.0)
     for row in rows:
         raw[row["uid"]] = raw_boost(row, weights, corpus)
@@ -225,7 +226,7 @@ def compute_kg_boost(
         return _failed("no graph store configured")
     wanted = gated_ids(unit_ids, relevant)
     if not wanted:
-        return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
+        return scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     try:
         keys = entity_keys(query_entities)
         future = _start(store, wanted, keys, timeout_s, executor, Visibility.of(principal))
@@ -234,7 +235,7 @@ def compute_kg_boost(
         return _failed(f"graph slower than {timeout_s}s")
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    return _scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
+    return scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
 
 
 async def acompute_kg_boost(
@@ -262,7 +263,7 @@ async def acompute_kg_boost(
         return _failed("no graph store configured")
     ids = gated_ids(unit_ids, relevant)
     if not ids:
-        return _scored(unit_ids, [], weights or BoostWeights(), corpus_size)
+        return scored(unit_ids, [], weights or BoostWeights(), corpus_size)
     size = batch_size or len(ids)
     batches = [ids[i : i + size] for i in range(0, len(ids), size)]
     read = partial(_rows, store, keys=entity_keys(query_entities), timeout_s=timeout_s)
@@ -275,7 +276,7 @@ async def acompute_kg_boost(
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
     rows = [row for part in parts for row in part]
-    return _scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
+    return scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
 
 
 async def _gathered(

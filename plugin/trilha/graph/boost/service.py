@@ -2,7 +2,9 @@
 
 :class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no query entity,
 no curated evidence) and holds the thread pool; :mod:`trilha.graph.boost.score` reads and scores.
-A boost never raises for graph trouble (it returns zeros and a warning) and is not cached.
+A boost never raises for graph trouble (it returns zeros and a warning) and is not cached; once
+a process boosts repeatedly it is answered from an in-memory copy of the boost data
+(:mod:`trilha.graph.boost.snapshot`), dropped on every write.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from trilha.access import Principal
 from trilha.graph.boost.gate import BoostGate
 from trilha.graph.boost.score import BoostResult, acompute_kg_boost, compute_kg_boost, gated_ids
+from trilha.graph.boost.snapshot import snapshot_boost
 from trilha.graph.log import RetrievalLog
 from trilha.graph.stores.base import GraphStore
 
@@ -58,16 +61,18 @@ class KGBooster:
         if nothing is not None:
             return nothing
         start = time.perf_counter()
-        result = compute_kg_boost(
-            self.store,
-            unit_ids,
-            query_entities,
-            self.timeout_s,
-            relevant=relevant,
-            executor=self._gate.pool,
-            corpus_size=self._gate.corpus_size(principal),
-            principal=principal,
-        )
+        result = self._from_snapshot(unit_ids, query_entities, relevant, principal)
+        if result is None:
+            result = compute_kg_boost(
+                self.store,
+                unit_ids,
+                query_entities,
+                self.timeout_s,
+                relevant=relevant,
+                executor=self._gate.pool,
+                corpus_size=self._gate.corpus_size(principal),
+                principal=principal,
+            )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
@@ -88,6 +93,10 @@ class KGBooster:
         if nothing is not None:
             return nothing
         start = time.perf_counter()
+        result = self._from_snapshot(unit_ids, query_entities, relevant, principal)
+        if result is not None:
+            self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
+            return result
         result = await acompute_kg_boost(
             self.store,
             unit_ids,
@@ -101,6 +110,26 @@ class KGBooster:
         )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
+
+    def prepare(self) -> bool:
+        """Build the in-memory copy of the boost data now, as a warm process has it
+        (:mod:`trilha.graph.boost.snapshot`); False when the graph is too big or unreadable."""
+        return self._gate.snapshot.build() is not None
+
+    def _from_snapshot(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        relevant: Collection[str] | None,
+        principal: Principal | None,
+    ) -> BoostResult | None:
+        """The boost from the in-memory copy of the graph, or None while there is none."""
+        snapshot = self._gate.snapshot.get()
+        if snapshot is None:
+            return None
+        return snapshot_boost(
+            snapshot, unit_ids, query_entities, relevant=relevant, principal=principal
+        )
 
     def _log(
         self,
