@@ -107,6 +107,13 @@ class TextUnit(BaseModel):
             raise ValueError(f"{v!r} has control characters; remove them")
         return v
 
+    @field_validator("ordinal", "sensitivity", "hierarchy_level", mode="before")
+    @classmethod
+    def _not_true_or_false(cls, v: object) -> object:
+        if isinstance(v, bool):  # pydantic would read true as 1
+            raise ValueError(f"{v!r} is not a level; give a non-negative integer")
+        return v
+
     @field_validator("date", "created_at")
     @classmethod
     def _valid_date(cls, v: str | None) -> str | None:

@@ -205,3 +205,10 @@ def test_compiled_policy_equals_the_rule_in_both_indices(
     assert {units[i].unit_id for i in np.flatnonzero(mask)} == expected
     query = np.ones(8, dtype=np.float32) / 8**0.5
     assert {uid for uid, _ in index.search(query, len(units), expr)} == expected
+
+
+@pytest.mark.parametrize("field", ["hierarchy_level", "clearance"])
+def test_a_principal_level_is_not_true_or_false(field: str) -> None:
+    with pytest.raises(ValueError, match="True is not a level; give a non-negative integer"):
+        Principal.model_validate({field: True})
+    assert getattr(Principal.model_validate({field: 2}), field) == 2

@@ -191,6 +191,12 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         assert err.count("\n") == 1 and says in err and "pydantic" not in err, (argv, err)
     assert main(["query", "vpn", "-w", ""]) == 2
     assert "--workspace is empty" in capsys.readouterr().err
+    # a language code in capitals is written as documents' codes are, not refused
+    found = []
+    for code in ("EN", "en"):
+        assert main(["query", "vpn", "-w", ws, "--lang", code, "--json"]) == 0
+        found.append([h["unit"]["unit_id"] for h in json.loads(capsys.readouterr().out)["hits"]])
+    assert found[0] == found[1] != []
 
 
 @pytest.mark.parametrize(

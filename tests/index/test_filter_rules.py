@@ -30,6 +30,12 @@ def _rulings() -> list[SourceDocument]:
         ("stf-fux", "Fux", "REsp", "O prazo do recurso especial conta em dias úteis."),
         ("stf-carmen", "cármen lúcia", "RE", "O recurso extraordinário exige repercussão geral."),
     ]
+    brazilian = SourceDocument(
+        doc_id="stj-br",
+        text="O prazo de recurso no STJ.",
+        source_type="text",
+        meta={"lang": "pt_br"},
+    )
     return [
         SourceDocument(
             doc_id=d,
@@ -38,14 +44,15 @@ def _rulings() -> list[SourceDocument]:
             meta={"lang": "pt", "ministro": m, "tipo_recurso": r, "orgao": "STF", "a.b": "x"},
         )
         for d, m, r, t in rows
-    ]
+    ] + [brazilian]
 
 
 @pytest.fixture(scope="module")
 def ws(
     tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
 ) -> Iterator[Workspace]:
-    """make_docs() plus two rulings with domain fields (ministro, tipo_recurso, orgao, 'a.b')."""
+    """make_docs() plus two rulings with domain fields (ministro, tipo_recurso, orgao, 'a.b')
+    and one in Brazilian Portuguese (written ``pt_br``)."""
     path: Path = tmp_path_factory.mktemp("rules") / "ws"
     workspace = Workspace.open(path, TrilhaSettings(), embedder=embedder)
     workspace.ingest([*make_docs(), *_rulings()])
@@ -205,3 +212,62 @@ def test_true_false_values_are_refused(value: Any) -> None:
 def test_ingest_folds_a_list_of_ministros() -> None:
     doc = SourceDocument(doc_id="x", text="t", source_type="text", meta={"ministro": ["Fux"]})
     assert chunk_document(doc)[0].extra["ministro"] == ["FUX"]
+
+
+# -- languages and blanks -------------------------------------------------------------------------
+PORTUGUESE = {"stf-fux", "stf-carmen", "stj-br"}
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"lang": "pt"}, PORTUGUESE),  # a bare code is the whole family
+        ({"lang": "PT"}, PORTUGUESE),  # written as documents' codes are
+        ({"lang": "pt-BR"}, {"stj-br"}),
+        ({"lang": "pt_br"}, {"stj-br"}),
+        ({"lang": ["pt-BR", "es-MX"]}, {"stj-br"}),
+        (SearchFilters(lang="pt"), PORTUGUESE),
+        (_mf("lang", "pt"), PORTUGUESE),
+        (_mf("lang", ["pt"], FilterOperator.IN), PORTUGUESE),
+    ],
+)
+def test_a_language_filter_means_one_thing_on_every_path(
+    ws: Workspace, filters: Any, expected: set[str]
+) -> None:
+    for sides in EVERY_SIDE:
+        assert _docs(ws, filters, sides) & {*PORTUGUESE, "x"} == expected
+
+
+def test_excluding_a_language_excludes_its_family(ws: Workspace) -> None:
+    for sides in EVERY_SIDE:
+        got = _docs(ws, _mf("lang", "pt", FilterOperator.NE), sides)
+        assert got and not got & PORTUGUESE
+        assert "stj-br" not in _docs(ws, _mf("lang", ["pt-BR"], FilterOperator.NIN), sides)
+
+
+@pytest.mark.parametrize(
+    "filters", [{"lang": "klingon"}, _mf("lang", "klingon"), SearchFilters(lang=["pt", "xx"])]
+)
+def test_a_language_that_is_no_code_is_refused(ws: Workspace, filters: Any) -> None:
+    assert "is not a language code" in _refusal(ws, filters)
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{"setor": ""}, {"tags": [""]}, {"setor": ["ti", " "]}, _mf("orgao", "  "), {"ministro": ""}],
+)
+def test_a_blank_value_is_refused_on_every_path(ws: Workspace, filters: Any) -> None:
+    assert "an empty value matches nothing" in _refusal(ws, filters)
+
+
+def test_widening_keeps_what_has_no_language_test() -> None:
+    from trilha.index.filters import sealed, widen_languages
+
+    policy = sealed(FilterExpr(parts=[Condition(key="visibility", op="eq", value="public")]))
+    asked = FilterExpr(parts=[policy, Condition(key="lang", op="eq", value="pt")])
+    got = widen_languages(asked, ["en", "pt", "pt-BR", "pt-PT"])
+    assert got.parts[0] is policy and policy.content_key is not None
+    assert got.parts[1] == Condition(key="lang", op="in", value=["pt", "pt-BR", "pt-PT"])
+    assert widen_languages(policy, ["pt-BR"]) is policy
+    only_en = FilterExpr(parts=[Condition(key="lang", op="eq", value="en")])
+    assert widen_languages(only_en, ["en", "pt-BR"]) == only_en

@@ -161,6 +161,8 @@ def test_unreadable_files_are_refused_in_one_line(tmp_path: Path, raw: bytes, re
         ("sensitivity: high", "sensitivity: input should be a valid integer"),
         ("sensitivity: -1", "sensitivity: input should be greater than or equal to 0"),
         ("hierarchy_level: chefe", "hierarchy_level: input should be a valid integer"),
+        ("hierarchy_level: true", "hierarchy_level True is not a level; give a non-negative"),
+        ("sensitivity: false", "sensitivity False is not a level; give a non-negative integer"),
         ("visibility: everyone", "visibility 'everyone' is not one of public, org"),
         ("tags: {a: 1}", "tags: input should be a valid list"),
     ],

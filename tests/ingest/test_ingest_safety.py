@@ -416,5 +416,8 @@ def test_a_documents_lang_is_checked_and_written_as_the_detector_writes_it(
     assert report.refused[0].reason.startswith("language 'klingon' is not a language code")
     langs = {u.doc_id: u.lang for u in ws.store.units_of(["upper", "region"])}
     assert langs == {"upper": "pt", "region": "pt-BR"}
-    hits = ws.search("contrato", top_k=5, filters={"lang": "pt"}).hits
-    assert [h.unit.doc_id for h in hits] == ["upper"]
+    found = {
+        code: sorted(h.unit.doc_id for h in ws.search("contrato", filters={"lang": code}).hits)
+        for code in ("pt", "pt-BR", "PT")
+    }
+    assert found == {"pt": ["region", "upper"], "pt-BR": ["region"], "PT": ["region", "upper"]}

@@ -45,6 +45,13 @@ class Principal(BaseModel):
     hierarchy_level: int = Field(0, ge=0, description="Items up to this level are visible.")
     clearance: int = Field(0, ge=0, description="Items up to this sensitivity are visible.")
 
+    @field_validator("hierarchy_level", "clearance", mode="before")
+    @classmethod
+    def _not_true_or_false(cls, v: object) -> object:
+        if isinstance(v, bool):  # pydantic would read true as 1
+            raise ValueError(f"{v!r} is not a level; give a non-negative integer")
+        return v
+
     @field_validator("user_id")
     @classmethod
     def _valid_user(cls, v: str | None) -> str | None:

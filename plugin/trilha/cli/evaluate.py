@@ -10,7 +10,7 @@ from typing import Any
 from trilha.cli.options import add_lang_option, settings_of
 from trilha.cli.render import table_text
 from trilha.errors import BadRequestError
-from trilha.index.language import language_code
+from trilha.index.language import written_code
 
 
 def add_eval_parser(sub: Any) -> None:
@@ -157,7 +157,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         rerank_max_length=settings.rerank_max_length,
         progress=not args.quiet,
         systems=args.systems.split(",") if args.systems else None,
-        lang=language_code(args.lang) if args.lang else None,
+        lang=written_code(args.lang) if args.lang else None,
         ignore_identical_ids=args.ignore_identical_ids,
     )
     print(table_text(report["systems"], ("ndcg@10", "recall@100", "mrr@10")))
@@ -190,7 +190,7 @@ def _bench_sparse(args: argparse.Namespace) -> int:
 
     if not args.data:
         raise BadRequestError("--sparse-lexical needs --data DIR (a BEIR folder)")
-    lang = language_code(args.lang) if getattr(args, "lang", None) else "en"
+    lang = written_code(args.lang) if getattr(args, "lang", None) else "en"
     report = compare_lexical(Path(args.data), lang=lang, max_queries=args.queries or None)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -233,7 +233,7 @@ def _eval_answers(args: argparse.Namespace) -> int:
         split=args.split,
         max_queries=args.max_queries,
         rerank=args.rerank,
-        lang=language_code(args.lang) if args.lang else None,
+        lang=written_code(args.lang) if args.lang else None,
         settings=settings_of(args),
         progress=not args.quiet,
     )

@@ -36,7 +36,7 @@ from trilha.cli import (
     tune,
 )
 from trilha.errors import BadRequestError, TrilhaError
-from trilha.index.language import language_code
+from trilha.index.language import written_code
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -111,8 +111,8 @@ def _check_common(args: argparse.Namespace) -> None:
         if isinstance(value, str) and not value.strip():
             raise BadRequestError(f"--{option} is empty; {hint}")
     lang = getattr(args, "lang", None)
-    if isinstance(lang, str):
-        language_code(lang)
+    if isinstance(lang, str):  # as documents' codes are written: --lang PT finds 'pt'
+        args.lang = written_code(lang)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,7 @@ def add_rerank_options(sp: argparse.ArgumentParser) -> None:
 
 def add_filter_options(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--tags", help="comma-separated; a unit matches any of them")
-    sp.add_argument("--lang", help="language code, e.g. pt or en")
+    sp.add_argument("--lang", help="language code: pt (also finds pt-BR, pt-PT), pt-BR alone")
     sp.add_argument("--setor", help="sector")
     sp.add_argument("--tema", help="theme")
     sp.add_argument("--ministro", help="judge (case-insensitive)")

@@ -10,7 +10,7 @@ from typing import Any
 from trilha.cli.options import add_lang_option, add_workspace_options, settings_of
 from trilha.cli.render import table_text
 from trilha.errors import BadRequestError
-from trilha.index.language import language_code
+from trilha.index.language import written_code
 
 
 def add_parser(sub: Any) -> None:
@@ -41,7 +41,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         Path(args.data),
         settings.workspace,
         args.split,
-        lang=language_code(args.lang) if args.lang else None,
+        lang=written_code(args.lang) if args.lang else None,
         folds=args.folds,
         write=not args.dry_run,
         progress=not args.quiet,

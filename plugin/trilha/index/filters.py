@@ -25,6 +25,11 @@ Rules that hold whichever way a filter is written:
   true/false is not a filter value (Qdrant backends disagree on whether ``True`` is ``1``).
 * **Lists.** ``in``/``nin`` (and ``any``/``all``, ``SearchFilters`` lists) need at least one
   value: an empty list is refused, never read as "nothing" or "everything".
+* **Languages.** A ``lang`` value must be a language code and is written as documents' codes
+  are (:func:`~trilha.index.language.written_code`: ``PT`` -> ``pt``; ``klingon`` is refused).
+  A code without a region stands for its whole family: the searcher widens ``pt`` to every
+  ``pt-…`` code the corpus holds (:func:`widen_languages`), while ``pt-BR`` matches only itself.
+* **Blanks.** An empty or blank string is refused as a value: it would match nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from pydantic import (
 )
 
 from trilha.errors import BadRequestError
+from trilha.index.language import primary_code, written_code
 from trilha.types import TextUnit, date_to_int
 
 Op = Literal["eq", "ne", "in", "nin", "gt", "gte", "lt", "lte"]
@@ -51,6 +57,8 @@ KEYWORD_OPS = ("eq", "ne", "in", "nin")
 RANGE_OPS = ("gt", "gte", "lt", "lte")
 #: Metadata keys whose values are dates; they are compared through ``date_num``.
 DATE_KEYS = frozenset({"date", "created_at", "date_num", "updated_at"})
+#: Keys whose values are language codes (written as documents' codes are; a bare code is a family).
+LANGUAGE_KEYS = frozenset({"lang"})
 #: Keys whose string values are compared case-insensitively (both stored and asked upper-cased).
 CASE_INSENSITIVE_KEYS = frozenset({"ministro"})
 #: Keys filterable in every workspace: the unit payload and the fields SearchFilters names.
@@ -89,10 +97,17 @@ class Condition(BaseModel):
     def _folded_and_non_empty(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, list) and not value:
             raise ValueError(EMPTY_LIST)
-        if any(isinstance(v, bool) for v in (value if isinstance(value, list) else [value])):
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, bool) for v in values):
             # bool is an int to pydantic and to qdrant-edge, a bool to BM25 and local Qdrant
             raise ValueError("filter values are strings or numbers, not true/false")
-        return fold_case(info.data.get("key", ""), value)
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            raise ValueError("an empty value matches nothing; give a value or drop the condition")
+        key = info.data.get("key", "")
+        if key in LANGUAGE_KEYS:
+            written = [written_code(v) for v in values]
+            return written if isinstance(value, list) else written[0]
+        return fold_case(key, value)
 
 
 class FilterExpr(BaseModel):
@@ -211,3 +226,40 @@ def combine(*exprs: FilterExpr | None) -> FilterExpr:
     if len(parts) == 1 and isinstance(parts[0], FilterExpr):
         return parts[0]
     return FilterExpr(parts=parts)
+
+
+def widen_languages(expr: FilterExpr, stored: Collection[str]) -> FilterExpr:
+    """``expr`` with each ``lang`` code that has no region widened to the codes of its family
+    among ``stored`` (the corpus's codes): ``lang = pt`` becomes ``lang in [pt, pt-BR]``,
+    ``lang != pt`` becomes ``lang nin [pt, pt-BR]``. Parts without a ``lang`` test are kept as
+    they are (a sealed part stays sealed)."""
+    family: dict[str, list[str]] = {}
+    for code in stored:
+        family.setdefault(primary_code(code), []).append(code)
+
+    def widened(part: Condition | FilterExpr) -> Condition | FilterExpr:
+        if isinstance(part, Condition):
+            return _widened(part, family)
+        if not any(c.key in LANGUAGE_KEYS for c in part.conditions()):
+            return part
+        return FilterExpr(
+            mode=part.mode, parts=[widened(p) for p in part.parts], negate=part.negate
+        )
+
+    out = widened(expr)
+    return out if isinstance(out, FilterExpr) else FilterExpr(parts=[out])
+
+
+def _widened(cond: Condition, family: dict[str, list[str]]) -> Condition:
+    """One condition, its bare language codes widened to their ``family``."""
+    if cond.key not in LANGUAGE_KEYS or cond.op not in ("eq", "ne", "in", "nin"):
+        return cond
+    asked = cond.value if isinstance(cond.value, list) else [cond.value]
+    codes = list(asked)
+    for code in asked:
+        if isinstance(code, str) and "-" not in code:
+            codes.extend(family.get(code, []))
+    codes = list(dict.fromkeys(codes))
+    if codes == asked:
+        return cond
+    return Condition(key=cond.key, op="nin" if cond.op in ("ne", "nin") else "in", value=codes)

@@ -19,7 +19,7 @@ from trilha.access.compiled import POLICIES, CompiledPolicy
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
-from trilha.index.filters import FilterExpr, check_keys, combine
+from trilha.index.filters import FilterExpr, check_keys, combine, widen_languages
 from trilha.index.lexical import LexicalIndex
 from trilha.retrieve.kg import KgBooster, kg_stage
 from trilha.retrieve.merge import KgStage, merge_sides
@@ -68,16 +68,18 @@ class HybridSearcher:
             per_side_candidates(params.top_k, params.candidates, params.candidate_cap, depth)
             for depth in (params.depth_bm25, params.depth_semantic)
         )
-        if params.filters is not None:
-            check_keys(params.filters, lexical.columns.keys)
+        filters = params.filters
+        if filters is not None:
+            check_keys(filters, lexical.columns.keys)
+            filters = widen_languages(filters, lexical.columns.values("lang"))
         policy = self.policies.get(params.principal)
         # When the principal sees every unit of the snapshot the dense side needs no visibility
         # filter: units it returns that the snapshot lacks (written since) are dropped at merge.
         sees_all = policy.sees_all(lexical.columns)
-        dense_expr = combine(params.filters) if sees_all else combine(policy.expr, params.filters)
+        dense_expr = combine(filters) if sees_all else combine(policy.expr, filters)
         jobs: dict[Side, Job] = {}
         if "bm25" in params.sides:
-            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n_bm25, policy, params.filters)
+            jobs["bm25"] = lambda: self._bm25_side(lexical, text, n_bm25, policy, filters)
         if "semantic" in params.sides:
             jobs["semantic"] = lambda: self._dense_side(text, n_sem, dense_expr, vector)
         if not jobs:

@@ -25,7 +25,7 @@ from trilha.encode.base import Embedder
 from trilha.errors import WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.service import GraphService
-from trilha.index.language import language_code
+from trilha.index.language import written_code
 from trilha.ingest.loaders import Loaded, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
@@ -158,7 +158,7 @@ class Workspace(UnitReads):
         parts = self._parts.writable()  # before the try: a reader refreshes nothing
         defaults: dict[str, Any] = dict(self.settings.access_defaults())
         if lang is not None:
-            defaults["lang"] = language_code(lang)
+            defaults["lang"] = written_code(lang)
         try:
             return writes.ingest(
                 parts, documents, defaults, progress, max_words, self.settings, self.path
