@@ -80,7 +80,7 @@ def test_bad_requests_are_not_logged(store: GraphStore, tmp_path: Path) -> None:
 
 def test_boost_is_logged_and_degrades(store: GraphStore, tmp_path: Path) -> None:
     log = RetrievalLog(tmp_path / "log.jsonl")
-    service = GraphService(store, log=log, boost_timeout_s=5.0)
+    service = GraphService(store, log=log, boost_timeout_s=5.0, entities_alone=True)
     service.ingest(UNITS, ENTITIES)
     ok = service.kg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
     spec = math.log(5 / 2) / math.log(5)  # STJ: 2 of the graph's 5 chunks
@@ -94,7 +94,7 @@ def test_boost_is_logged_and_degrades(store: GraphStore, tmp_path: Path) -> None
 
 
 async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
-    service = GraphService(store, max_concurrency=1)
+    service = GraphService(store, max_concurrency=1, entities_alone=True)
     service.ingest(UNITS, ENTITIES)
     result = await service.akg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["stj"], batch_size=1)
     spec = math.log(5 / 2) / math.log(5)
@@ -102,13 +102,46 @@ async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
 
 
 def test_boost_reads_the_corpus_size_again_after_a_write(store: GraphStore) -> None:
-    service = GraphService(store)
+    service = GraphService(store, entities_alone=True)
     service.ingest(UNITS[:3], ENTITIES)  # Neo4j in all 3 chunks: says nothing
     assert service.kg_boost(["guide/graphrag#1"], ["Neo4j"]).scores == {"guide/graphrag#1": 0.0}
     service.ingest(UNITS[3:], ENTITIES)  # now 3 of 5
     spec = math.log(5 / 3) / math.log(5)
     boost = service.kg_boost(["guide/graphrag#1"], ["Neo4j"])
     assert boost.scores == pytest.approx({"guide/graphrag#1": 0.9 * spec})
+
+
+def test_without_curated_evidence_the_graph_is_not_read_unless_entities_count_alone(
+    store: GraphStore,
+) -> None:
+    probe = ConcurrencyProbe(store, delay_s=0.0)
+    service = GraphService(probe)
+    service.ingest(UNITS, ENTITIES)  # entities, no Criterio, Fato or Prova
+    ids = ["stj/resp-1#0", "stj/resp-2#0"]
+    assert service.kg_boost(ids, ["STJ"]).warning is None
+    calls = probe.calls
+    for _ in range(5):
+        assert service.kg_boost(ids, ["STJ"]).scores == dict.fromkeys(ids, 0.0)
+    assert probe.calls == calls  # answered by the gate, nothing read
+    service.write_records(
+        loads_records(
+            '{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-2","target":"Fato:f"}'
+        )
+    )
+    spec = math.log(5 / 2) / math.log(5)
+    with_evidence = service.kg_boost(ids, ["STJ"]).raw  # now the entities count, beside it
+    assert with_evidence == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec + 0.5})
+
+
+def test_the_setting_lets_entities_count_alone(tmp_path: Path) -> None:
+    on = TrilhaSettings(workspace=tmp_path, kg_entities_alone=True)
+    service = GraphService.from_settings(on)
+    try:
+        service.ingest(UNITS, ENTITIES)
+        assert service.kg_boost(["stj/resp-1#0"], ["STJ"]).raw["stj/resp-1#0"] > 0
+    finally:
+        service.close()
+    assert not TrilhaSettings().kg_entities_alone
 
 
 def test_context_md(store: GraphStore) -> None:

@@ -192,7 +192,7 @@ def _zeta(uid: str, **access: Any) -> Any:
 
 
 def test_kg_boost_reads_only_what_the_principal_sees(store: GraphStore) -> None:
-    service = GraphService(store, cache_ttl_s=0.0001)
+    service = GraphService(store, cache_ttl_s=0.0001, entities_alone=True)
     zeta = {u: [_e("Zeta", "Concept", 0.8)] for u in ("pub#0", "pub#1", "bob#0", "bob#1")}
     service.ingest([_zeta("pub#0"), unit("pub#1", "Other.")], {"pub#0": zeta["pub#0"]})
     alone = service.kg_boost(["pub#0", "bob#0"], ["Zeta"]).raw

@@ -54,6 +54,7 @@ class GraphService(GraphWrites, ProfileReads):
         max_concurrency: int = 20,
         writer: GraphWriter | None = None,
         clock: Callable[[], float] = time.monotonic,
+        entities_alone: bool = False,
     ) -> None:
         self.store = store
         #: Bumped by every write through this service: what was read at another is stale.
@@ -61,7 +62,14 @@ class GraphService(GraphWrites, ProfileReads):
         self.log = log
         self.writer = writer or GraphWriter(store)
         self._reads = CachedReads(TTLCache(cache_ttl_s, cache_size, clock), log)
-        self._gate = BoostGate(store, self.writer.weights, boost_timeout_s, cache_ttl_s, clock)
+        self._gate = BoostGate(
+            store,
+            self.writer.weights,
+            boost_timeout_s,
+            cache_ttl_s,
+            clock,
+            entities_alone=entities_alone,
+        )
         self.booster = KGBooster(
             store, self._gate, timeout_s=boost_timeout_s, max_concurrency=max_concurrency, log=log
         )
@@ -81,6 +89,7 @@ class GraphService(GraphWrites, ProfileReads):
             log=RetrievalLog(log_path or folder / "retrieval-log.jsonl"),
             boost_timeout_s=settings.graph_timeout_s,
             max_concurrency=settings.kg_boost_max_concurrency,
+            entities_alone=settings.kg_entities_alone,
         )
 
     def subgraph(

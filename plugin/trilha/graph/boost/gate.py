@@ -1,8 +1,9 @@
 """What a KG boost needs before it reads: the thread pool its reads run on, the KG priors of
 chunks and the chunk counts of entities written before those existed (stored once), how many
 chunks a principal sees in the graph (for the entities' specificity; per principal scope), and
-whether the graph holds any curated evidence at all, so that a query naming no entity skips the
-graph entirely."""
+whether the graph holds any curated evidence at all: without it the graph is not read and every
+boost is 0 (the query's entities alone count only with ``entities_alone``; see
+:mod:`trilha.retrieve.kg` for why)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,12 @@ class BoostGate:
         timeout_s: float,
         ttl_s: float,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        entities_alone: bool = False,
     ) -> None:
         self.store, self.weights, self.timeout_s, self.ttl_s = store, weights, timeout_s, ttl_s
+        #: boost by the query's entities also when the graph holds no curated evidence
+        self.entities_alone = entities_alone
         self._clock = clock
         self._priors_ready = False
         self._evidence: tuple[bool, float] | None = None
@@ -49,10 +54,12 @@ class BoostGate:
     def nothing_to_read(
         self, unit_ids: Sequence[str], query_entities: Sequence[str]
     ) -> BoostResult | None:
-        """All-zero boosts when the graph cannot raise any (no query entity, no curated
-        evidence), else None; first stores the priors older chunks lack."""
+        """All-zero boosts, without a read, when the graph holds no curated evidence
+        (Criterio, Fato, Prova) and the query's entities alone do not count (unless
+        ``entities_alone``, and the query names one), else None; first stores the priors older
+        chunks lack."""
         self._ensure_priors()
-        if entity_keys(query_entities) or self._holds_evidence():
+        if self._holds_evidence() or (self.entities_alone and entity_keys(query_entities)):
             return None
         zeros = dict.fromkeys(unit_ids, 0.0)
         return BoostResult(scores=zeros, raw=dict(zeros))
