@@ -93,6 +93,19 @@ def test_graph_off_means_no_kg_and_no_warning(
             ws.ingest_records(RECORDS)
 
 
+def test_a_graph_without_evidence_changes_no_score_under_either_merge(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+        ws.ingest(load_path(SAMPLES))  # entities in the graph, no Criterio, Fato or Prova
+        for merge in ("weighted", "rrf"):
+            boosted = ws.search("LGPD incident notification", top_k=10, merge=merge, kg=True)
+            plain = ws.search("LGPD incident notification", top_k=10, merge=merge, kg=False)
+            assert [(h.unit.unit_id, h.scores.fused) for h in boosted.hits] == [
+                (h.unit.unit_id, h.scores.fused) for h in plain.hits
+            ], merge
+
+
 def test_delete_removes_the_document_from_the_graph(legal_ws: Workspace) -> None:
     assert legal_ws.graph is not None
     count = "MATCH (c:Chunk {doc_id: $d}) RETURN count(c) AS n"

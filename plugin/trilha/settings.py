@@ -244,11 +244,7 @@ class TrilhaSettings(_ServiceSettings):
         True, description="Add the KG share to hybrid searches when the workspace has a graph."
     )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
-    kg_entities_alone: bool = Field(
-        False,
-        description="Boost by the query's entities also when the graph holds no curated "
-        "evidence (Criterio, Fato, Prova); off, such a graph gives no boost and is not read.",
-    )
+    kg_entities_alone: bool = Field(False, description="Boost by query entities without evidence.")
     query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
     memory_in_graph: bool = Field(
         False,

@@ -80,7 +80,7 @@ class TextUnit(BaseModel):
     setor: str | None = Field(None, description="Sector / department (taxonomy).")
     tema: str | None = Field(None, description="Theme (taxonomy).")
     lang: str = Field("en", description="Language code: 'en', 'pt', ...")
-    sensitivity: int = Field(0, ge=0, description="0 public … higher is more confidential.")
+    sensitivity: int = Field(0, ge=0, strict=True, description="0 public … higher: confidential.")
     owner_id: str | None = Field(None, description="User who owns the content (always sees it).")
     visibility: str = Field("public", description="public, org, project, private or restricted.")
     org_id: str | None = Field(None, description="Organisation whose members see an 'org' unit.")
@@ -88,7 +88,7 @@ class TextUnit(BaseModel):
     acl: list[str] = Field(
         default_factory=list, description="Roles or groups allowed to see it; empty: no ACL."
     )
-    hierarchy_level: int = Field(0, ge=0, description="Minimum hierarchy level to see it.")
+    hierarchy_level: int = Field(0, ge=0, strict=True, description="Least level to see it.")
     created_at: str | None = Field(None, description="ISO timestamp of the source document.")
     date: str | None = Field(None, description="Date of the content (decision, policy), ISO.")
     source_type: str = Field("text", description="'markdown', 'text', 'jsonl', 'beir', ...")
@@ -105,13 +105,6 @@ class TextUnit(BaseModel):
             raise ValueError("is empty; give the document an id")
         if _CONTROL.search(v):
             raise ValueError(f"{v!r} has control characters; remove them")
-        return v
-
-    @field_validator("ordinal", "sensitivity", "hierarchy_level", mode="before")
-    @classmethod
-    def _not_true_or_false(cls, v: object) -> object:
-        if isinstance(v, bool):  # pydantic would read true as 1
-            raise ValueError(f"{v!r} is not a level; give a non-negative integer")
         return v
 
     @field_validator("date", "created_at")
@@ -170,8 +163,7 @@ class SearchFilters(BaseModel):
     """trilha's own filter model: the fields of seeds 001 and 002, AND-ed together.
 
     List fields match when the unit has any of the listed values; an empty list is refused.
-    ``ministro`` is matched case-insensitively (``trilha.index.filters`` holds the rule).
-    """
+    ``ministro`` is matched case-insensitively (``trilha.index.filters`` holds the rules)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -197,6 +189,8 @@ class SearchFilters(BaseModel):
     @field_validator("data_inicio", "data_fim")
     @classmethod
     def _valid_date(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("an empty date matches nothing; give YYYY-MM-DD or leave it out")
         date_to_int(v)
         return v
 

@@ -181,6 +181,8 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
         (["query", "vpn " * 5001], "the query has 20004 characters; shorten it to 20000"),
         (["context", "vpn " * 1001, "--user", "ana"], "at most 4000 characters"),
         (["query", "vpn", "--lang", " "], "is not a language code"),
+        (["query", "vpn", "--lang", "pt-!!"], "is not a language code"),
+        (["query", "vpn", "--date-from", ""], "an empty date matches nothing"),
         (
             ["query", "vpn", "--date-from", "2024-01-01", "--date-to", "2020-01-01"],
             "invalid filters: data_inicio",

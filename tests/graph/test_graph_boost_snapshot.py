@@ -113,8 +113,10 @@ def test_the_service_boosts_from_the_snapshot_until_a_write(tmp_path: Any) -> No
         service.write_records(loads_records(RECORDS))
         before = service.kg_boost(IDS, ["Alpha"], principal=BOB)
         _ready(service._gate.snapshot)
+        for who in WHO:  # each principal's evidence check is read once, then kept
+            service.kg_boost(IDS, ["Alpha"], principal=who)
         calls = probe.calls
-        for who in WHO:
+        for who in WHO * 3:
             service.kg_boost(IDS, ["Alpha"], principal=who)
         assert probe.calls == calls  # no graph read while the snapshot holds
         assert service.kg_boost(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(before.raw)
@@ -169,3 +171,12 @@ async def test_the_async_boost_answers_from_the_snapshot_too(service: GraphServi
     assert service.booster.prepare()
     after = await service.akg_boost(IDS, ["Alpha"], principal=ANA)
     assert after.raw == pytest.approx(before.raw) and after.warning is None
+
+
+def test_priors_stored_on_first_use_reach_the_snapshot(service: GraphService) -> None:
+    expected = service.kg_boost(IDS, ["Alpha"], principal=BOB).raw
+    service.store.write("MATCH (c:Chunk) REMOVE c.kg_prior, c.kg_prior_own")  # an older graph
+    older = GraphService(service.store, entities_alone=True)
+    assert older.booster.prepare()  # stores the missing priors first, then copies
+    assert older._gate.snapshot.get() is not None
+    assert older.kg_boost(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(expected)

@@ -44,7 +44,9 @@ def test_hostile_names_find_nothing_and_change_nothing(corpus: GraphStore, name:
     assert subgraph(corpus, name, [name], 2, 30).nodes == []
     assert subgraph(corpus, "guide/graphrag", [name], 2, 30).nodes[0].id == "Doc:guide/graphrag"
     assert not path(corpus, name, "Neo4j", 4).meta.found
-    assert topn(corpus, [name], name, name, 5).items == []
+    assert topn(corpus, [name], name, "pt", 5).items == []
+    with pytest.raises(BadRequestError, match="is not a language code"):  # no code at all
+        topn(corpus, [name], name, name, 5)
     assert compute_kg_boost(corpus, [name], [name], 5.0).scores == {name: 0.0}
     assert snapshot(corpus) == before
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.graph.conftest import _e, unit
 from trilha.errors import BadRequestError
 from trilha.graph.build.records import loads_records
 from trilha.graph.build.writer import GraphWriter
@@ -251,6 +252,19 @@ def test_topn_language_filter_and_portuguese_reasons(corpus: GraphStore) -> None
     assert [i.doc_id for i in result.items] == ["stj/resp-1", "stj/resp-2"]
     assert result.items[0].reasons[0] == "menciona a entidade STJ (saliência 1.00)"
     assert topn(corpus, ["stj"], None, "en", 5).items == []
+
+
+def test_topn_language_is_a_code_and_a_bare_code_finds_its_family(corpus: GraphStore) -> None:
+    brazil = unit("stj/resp-3#0", "O STJ julgou.", lang="pt-BR", title="REsp 3", date="2021-01-01")
+    GraphWriter(corpus).upsert_units([brazil], {"stj/resp-3#0": [_e("STJ", "Organization", 0.5)]})
+    found = {
+        code: sorted(i.doc_id for i in topn(corpus, ["stj"], None, code, 5).items)
+        for code in ("pt", "PT", "pt-BR", "pt_br", "en")
+    }
+    family = ["stj/resp-1", "stj/resp-2", "stj/resp-3"]
+    assert found == {"pt": family, "PT": family, "pt-BR": family[2:], "pt_br": family[2:], "en": []}
+    with pytest.raises(BadRequestError, match="'klingon' is not a language code"):
+        topn(corpus, ["stj"], None, "klingon", 5)
 
 
 def test_topn_reasons_follow_the_template_language_not_the_filter(corpus: GraphStore) -> None:

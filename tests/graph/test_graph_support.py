@@ -243,3 +243,22 @@ def test_entity_salience_comes_from_the_chunks_the_principal_sees(store: GraphSt
     for_bob = _saliences(service, BOB)
     assert for_bob["subgraph"] == {"Entity:Zeta": 0.9, "Entity:Yota": 0.95}
     assert for_bob["path"] == [("Entity:Zeta", 0.9), ("Entity:Yota", 0.95)]
+
+
+def test_evidence_only_its_readers_see_does_not_turn_the_boost_on_for_others(
+    store: GraphStore,
+) -> None:
+    service = GraphService(store, cache_ttl_s=60.0)
+    zeta = [_e("Zeta", "Concept", 0.8)]
+    service.ingest(
+        [_zeta("pub#0"), unit("pub#1", "Other."), _zeta("bob#0", **BOBS)],
+        {"pub#0": zeta, "bob#0": zeta},
+    )
+    service.write_records(
+        loads_records('{"kind":"edge","type":"HAS_FATO","source":"Doc:bob","target":"Fato:f1"}')
+    )
+    ids = ["pub#0", "pub#1"]
+    for who in (None, ANA):  # bob's Fato is not theirs to see: no boost, as without it
+        assert service.kg_boost(ids, ["Zeta"], principal=who).raw == {"pub#0": 0.0, "pub#1": 0.0}
+    seen_by_bob = service.kg_boost([*ids, "bob#0"], ["Zeta"], principal=BOB).raw
+    assert seen_by_bob["pub#0"] > 0 and seen_by_bob["bob#0"] > seen_by_bob["pub#0"]

@@ -271,3 +271,8 @@ def test_widening_keeps_what_has_no_language_test() -> None:
     assert widen_languages(policy, ["pt-BR"]) is policy
     only_en = FilterExpr(parts=[Condition(key="lang", op="eq", value="en")])
     assert widen_languages(only_en, ["en", "pt-BR"]) == only_en
+
+
+@pytest.mark.parametrize("field", ["data_inicio", "data_fim"])
+def test_a_blank_date_is_refused_not_dropped(ws: Workspace, field: str) -> None:
+    assert "an empty date matches nothing" in _refusal(ws, {field: ""})

@@ -9,7 +9,7 @@ import pytest
 
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
-from trilha.index.language import detect_language, language_code
+from trilha.index.language import detect_language, language_code, written_code
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
@@ -88,3 +88,28 @@ def test_beir_jsonl_in_portuguese_is_indexed_with_the_portuguese_analyser(
 @pytest.mark.parametrize("good", ["pt", "pt-BR", "en_US", "gd", "zh", "yue"])
 def test_real_language_codes_are_kept(good: str) -> None:
     assert language_code(good) == good
+
+
+@pytest.mark.parametrize(
+    ("given", "written"),
+    [
+        ("PT", "pt"),
+        ("pt_br", "pt-BR"),
+        (" pt-br ", "pt-BR"),
+        ("zh-hans", "zh-Hans"),
+        ("ZH-HANS-cn", "zh-Hans-CN"),
+        ("es-419", "es-419"),
+        ("de-DE-1901", "de-DE-1901"),
+        ("sr-latn", "sr-Latn"),
+    ],
+)
+def test_codes_are_written_as_bcp47_writes_them(given: str, written: str) -> None:
+    assert written_code(given) == written
+
+
+@pytest.mark.parametrize(
+    "bad", ["pt-", "pt--BR", "pt-!!", "pt- BR", "pt-BR\U0001f642", "pt-ç", "pt-a_b", "pt-BR-x"]
+)
+def test_a_code_with_a_subtag_that_is_none_is_refused(bad: str) -> None:
+    with pytest.raises(BadRequestError, match=f"language {bad!r} is not a language code"):
+        written_code(bad)

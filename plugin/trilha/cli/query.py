@@ -73,9 +73,9 @@ def filters_of(args: argparse.Namespace) -> dict[str, Any] | None:
             raise BadRequestError(f"--{name} is empty; give a value or leave the option out")
         if value:
             f[name] = value
-    if args.date_from:
+    if args.date_from is not None:  # an empty date is refused by the filters
         f["data_inicio"] = args.date_from
-    if args.date_to:
+    if args.date_to is not None:
         f["data_fim"] = args.date_to
     if args.tipos_recurso is not None:  # as --tags: an empty list is refused
         f["tipos_recurso"] = [t.strip() for t in args.tipos_recurso.split(",") if t.strip()]

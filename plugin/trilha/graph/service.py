@@ -62,14 +62,8 @@ class GraphService(GraphWrites, ProfileReads):
         self.log = log
         self.writer = writer or GraphWriter(store)
         self._reads = CachedReads(TTLCache(cache_ttl_s, cache_size, clock), log)
-        self._gate = BoostGate(
-            store,
-            self.writer.weights,
-            boost_timeout_s,
-            cache_ttl_s,
-            clock,
-            entities_alone=entities_alone,
-        )
+        self._gate = BoostGate(store, self.writer.weights, boost_timeout_s, cache_ttl_s, clock)
+        self._gate.entities_alone = entities_alone
         self.booster = KGBooster(
             store, self._gate, timeout_s=boost_timeout_s, max_concurrency=max_concurrency, log=log
         )
@@ -208,8 +202,7 @@ class GraphService(GraphWrites, ProfileReads):
         self._gate.forget()
 
     def memory_changed(self) -> None:
-        """Forget what was read, but the KG boost's data: the memory mirror wrote retrieval
-        jobs or turns (:mod:`trilha.memory.graph`), which no boost reads."""
+        """Forget what was read but the boost's data: memory writes nothing a boost reads."""
         self.generation += 1
         self._reads.clear()
 

@@ -89,14 +89,42 @@ def language_code(value: str) -> str:
 
 
 def written_code(value: object) -> str:
-    """A document's ``lang`` as stored: checked as :func:`language_code`, the language in lower
-    case and the region in upper case (``'PT'`` -> ``'pt'``, ``'pt_br'`` -> ``'pt-BR'``), so
-    that it is found by the same ``--lang`` as the codes the detector writes."""
+    """A document's ``lang`` as stored, and a ``lang`` filter's value: checked as
+    :func:`language_code`, then each subtag written as BCP 47 writes it (the language in lower
+    case, a script in title case, a region in upper case: ``'PT'`` -> ``'pt'``, ``'pt_br'`` ->
+    ``'pt-BR'``, ``'zh-hans'`` -> ``'zh-Hans'``), so that the same code is found however it was
+    spelled. A subtag that is no script, region or variant (``pt-!!``, ``pt-``, ``pt--BR``) is
+    refused as ``klingon`` is."""
     if not isinstance(value, str):
         raise BadRequestError(f"language {value!r} is not a language code; give one such as pt")
-    primary, _, region = value.strip().replace("_", "-").partition("-")
-    primary = language_code(primary.lower())  # the region (or script) is kept as written
-    return f"{primary}-{region.upper() if len(region) == 2 else region}" if region else primary
+    primary, *rest = value.strip().replace("_", "-").split("-")
+    try:
+        subtags = [language_code(primary.lower())]
+    except BadRequestError:
+        language_code(value)  # the same refusal, naming the whole value
+        raise
+    for tag in rest:
+        written = _subtag(tag, len(subtags) == 1)
+        if written is None:
+            raise BadRequestError(
+                f"language {value!r} is not a language code; give a language, optionally with a "
+                "script and a region, such as pt, pt-BR or zh-Hans"
+            )
+        subtags.append(written)
+    return "-".join(subtags)
+
+
+def _subtag(tag: str, first: bool) -> str | None:
+    """``tag`` as BCP 47 writes it, or None when it is no subtag."""
+    if not tag.isascii() or not tag.isalnum():
+        return None
+    if first and len(tag) == 4 and tag.isalpha():  # a script: Hans, Latn
+        return tag.title()
+    if (len(tag) == 2 and tag.isalpha()) or (len(tag) == 3 and tag.isdigit()):  # BR, 419
+        return tag.upper()
+    if 5 <= len(tag) <= 8 or (len(tag) == 4 and tag[0].isdigit()):  # a variant: 1901
+        return tag.lower()
+    return None
 
 
 def primary_code(lang: str | None) -> str:

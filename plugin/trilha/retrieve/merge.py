@@ -121,12 +121,15 @@ def _trace(
 def _rrf(
     bm25: dict[str, float], sem: dict[str, float], kg: dict[str, float] | None, p: SearchParams
 ) -> dict[str, float]:
-    """Reciprocal rank fusion of the sides that returned something (and the boost's ranking)."""
+    """Reciprocal rank fusion of the sides that returned something (and the boost's ranking,
+    when some unit has a positive boost: an all-zero boost takes no share, as in the weighted
+    merge)."""
     present = [s for s, scores in (("bm25", bm25), ("semantic", sem)) if scores]
     rankings = {"bm25": list(bm25), "semantic": list(sem)}
-    if kg is not None and present:
+    boosted = {u: v for u, v in (kg or {}).items() if v > 0}
+    if boosted and present:
         present.append("kg")
-        rankings["kg"] = order({u: v for u, v in kg.items() if v > 0})
+        rankings["kg"] = order(boosted)
     return rrf_merge(rankings, active_weights(p.weights, present), p.rrf_k)
 
 

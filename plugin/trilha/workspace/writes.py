@@ -39,17 +39,27 @@ def ingest(
     fields of documents that carry none; ``settings``: whether decision fields are extracted,
     :mod:`trilha.ingest.extract_features`); graph trouble is listed in ``report.errors``."""
     errors: list[str] = []
+    written: list[str] = []
+
+    def on_doc_written(doc_id: str, units: list[TextUnit]) -> None:
+        written.append(doc_id)
+        write_doc(parts.graph, doc_id, units, errors)
+
     pipeline = IngestPipeline(
         parts.store,
         parts.dense,
         parts.embedder,
         max_words=max_words,
-        on_doc_written=lambda doc_id, units: write_doc(parts.graph, doc_id, units, errors),
+        on_doc_written=on_doc_written,
         defaults=defaults,
         enrich=feature_enricher(settings),
         workspace=workspace,
     )
-    report = pipeline.run(documents, progress=progress)
+    try:
+        report = pipeline.run(documents, progress=progress)
+    finally:  # a reader that copied the graph mid-write copies it again
+        if parts.graph is not None and written:
+            parts.store.bump_graph()
     report.errors.extend(errors)
     return report
 
@@ -79,6 +89,7 @@ def delete(parts: Parts, doc_id: str) -> int:
             parts.graph.delete_doc(doc_id)
         except Exception as e:
             log.warning("graph delete of %s failed (%s); run trilha doctor", doc_id, e)
+        parts.store.bump_graph()  # a reader that copied the graph mid-write copies it again
     parts.store.clear_pending([doc_id])
     return removed
 

@@ -19,7 +19,7 @@ from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.boost.score import BoostResult, BoostWeights, entity_keys
 from trilha.graph.boost.snapshot import SnapshotSlot
-from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.base import GraphStore, Row
 from trilha.graph.visibility import Visibility
 
 logger = logging.getLogger(__name__)
@@ -43,8 +43,8 @@ class BoostGate:
         self.entities_alone = entities_alone
         self._clock = clock
         self._priors_ready = False
-        self._evidence: tuple[bool, float] | None = None
-        self._corpus: dict[str, tuple[int, float]] = {}
+        self._evidence: dict[str, tuple[list[Row], float]] = {}
+        self._corpus: dict[str, tuple[list[Row], float]] = {}
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
@@ -52,21 +52,30 @@ class BoostGate:
         self.snapshot = SnapshotSlot(store, self.pool, ttl_s, clock)
 
     def nothing_to_read(
-        self, unit_ids: Sequence[str], query_entities: Sequence[str]
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        principal: Principal | None = None,
     ) -> BoostResult | None:
         """All-zero boosts, without a read, when the graph holds no curated evidence
-        (Criterio, Fato, Prova) and the query's entities alone do not count (unless
-        ``entities_alone``, and the query names one), else None; first stores the priors older
-        chunks lack."""
+        (Criterio, Fato, Prova) that ``principal`` sees and the query's entities alone do not
+        count (unless ``entities_alone``, and the query names one), else None; first stores the
+        priors older chunks lack. Evidence another principal sees changes nothing here."""
         self._ensure_priors()
-        if self._holds_evidence() or (self.entities_alone and entity_keys(query_entities)):
+        if self._holds_evidence(principal) or (self.entities_alone and entity_keys(query_entities)):
             return None
         zeros = dict.fromkeys(unit_ids, 0.0)
         return BoostResult(scores=zeros, raw=dict(zeros))
 
+    def prepare(self) -> bool:
+        """Store the priors older chunks lack, then copy the boost data into memory now (a
+        warm-up); False when the graph is too big to copy or cannot be read."""
+        self._ensure_priors()
+        return self.snapshot.build() is not None
+
     def forget(self) -> None:
         """The graph was written: ask again whether it holds evidence and how many chunks."""
-        self._evidence = None
+        self._evidence = {}
         self._corpus = {}
         self.snapshot.forget()
 
@@ -74,19 +83,30 @@ class BoostGate:
         """Chunks ``principal`` (None: anonymous) sees in the graph, kept per principal scope
         and asked again after a write or after ``ttl_s``; None when the graph cannot say (the
         boost then treats every entity as specific)."""
+        rows = self._scoped(self._corpus, principal, cypher.chunk_count)
+        return None if rows is None else int(rows[0]["n"])
+
+    def _scoped(
+        self,
+        known: dict[str, tuple[list[Row], float]],
+        principal: Principal | None,
+        statement: Callable[[Visibility], str],
+    ) -> list[Row] | None:
+        """The rows of ``statement`` as ``principal`` sees the graph, kept in ``known`` per
+        principal scope for ``ttl_s`` (and until :meth:`forget`); None when the graph fails."""
         who = principal or Principal.anonymous()
         scope, now = POLICIES.get(who).scope_key, self._clock()
-        known = self._corpus.get(scope)
-        if known is None or now - known[1] > self.ttl_s:
+        held = known.get(scope)
+        if held is None or now - held[1] > self.ttl_s:
             vis = Visibility.of(who)
             try:
-                rows = self.pool.submit(self.store.run, cypher.chunk_count(vis), vis.params)
-                known = (int(rows.result(self.timeout_s)[0]["n"]), now)
+                rows = self.pool.submit(self.store.run, statement(vis), vis.params)
+                held = (rows.result(self.timeout_s), now)
             except Exception as e:  # the boost itself will degrade and say why
-                logger.debug("cannot count the graph's chunks: %s", e)
+                logger.debug("cannot read %s from the graph: %s", statement.__name__, e)
                 return None
-            self._corpus[scope] = known
-        return known[0]
+            known[scope] = held
+        return held[0]
 
     def close(self) -> None:
         """Stop the pool (a read in flight finishes on its own)."""
@@ -104,7 +124,8 @@ class BoostGate:
         except TrilhaError as e:
             logger.warning("could not store the KG prior of older chunks: %s", e)
             return
-        if filled or counted:
+        if filled or counted:  # written: what was read or copied before is stale
+            self.forget()
             logger.info(
                 "stored the KG prior of %d chunks and the chunk count of %d entities",
                 filled,
@@ -112,15 +133,8 @@ class BoostGate:
             )
         self._priors_ready = True
 
-    def _holds_evidence(self) -> bool:
-        """Whether some chunk has a positive KG prior; asked again after a write or after
-        ``ttl_s`` (another process may write). True when the graph cannot say."""
-        now = self._clock()
-        if self._evidence is None or now - self._evidence[1] > self.ttl_s:
-            try:
-                found = self.pool.submit(self.store.run, cypher.any_evidence(), {})
-                self._evidence = (bool(found.result(self.timeout_s)), now)
-            except Exception as e:  # the boost itself will degrade and say why
-                logger.debug("cannot tell whether the graph holds evidence: %s", e)
-                return True
-        return self._evidence[0]
+    def _holds_evidence(self, principal: Principal | None) -> bool:
+        """Whether some chunk ``principal`` sees has a positive KG prior as it sees it (kept
+        as :meth:`corpus_size` is); True when the graph cannot say."""
+        rows = self._scoped(self._evidence, principal, cypher.any_evidence)
+        return rows is None or bool(rows)

@@ -1,9 +1,10 @@
 """The KG boost of one graph store, as the service runs it: gated, time-bounded, logged.
 
-:class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no query entity,
-no curated evidence) and holds the thread pool; :mod:`trilha.graph.boost.score` reads and scores.
-A boost never raises for graph trouble (it returns zeros and a warning) and is not cached; once
-a process boosts repeatedly it is answered from an in-memory copy of the boost data
+:class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no curated
+evidence the principal sees) and holds the thread pool; :mod:`trilha.graph.boost.score` reads
+and scores.
+A boost never raises for graph trouble (it returns zeros and a warning) and its result is not
+cached; once a process boosts repeatedly it is answered from an in-memory copy of the boost data
 (:mod:`trilha.graph.boost.snapshot`), dropped on every write.
 """
 
@@ -54,10 +55,11 @@ class KGBooster:
         principal: Principal | None = None,
     ) -> BoostResult:
         """KG boost as ``principal`` sees the graph (None: anonymous) within ``timeout_s``
-        (never raises for graph trouble; not cached); only ``relevant`` units are read and may
-        score (every unit when None). When the query names no entity and the graph holds no
-        curated evidence, every boost is 0 and the graph is not asked."""
-        nothing = self._gate.nothing_to_read(unit_ids, query_entities)
+        (never raises for graph trouble; no result is cached, but a warm process answers from
+        its in-memory copy of the graph); only ``relevant`` units are read and may score
+        (every unit when None). When the graph holds no curated evidence ``principal`` sees
+        (and entities alone do not count), every boost is 0 and the graph is not asked."""
+        nothing = self._gate.nothing_to_read(unit_ids, query_entities, principal)
         if nothing is not None:
             return nothing
         start = time.perf_counter()
@@ -89,7 +91,9 @@ class KGBooster:
         ``max_concurrency``."""
         loop = asyncio.get_running_loop()
         gate = self._loops.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
-        nothing = await asyncio.to_thread(self._gate.nothing_to_read, unit_ids, query_entities)
+        nothing = await asyncio.to_thread(
+            self._gate.nothing_to_read, unit_ids, query_entities, principal
+        )
         if nothing is not None:
             return nothing
         start = time.perf_counter()
@@ -114,7 +118,7 @@ class KGBooster:
     def prepare(self) -> bool:
         """Build the in-memory copy of the boost data now, as a warm process has it
         (:mod:`trilha.graph.boost.snapshot`); False when the graph is too big or unreadable."""
-        return self._gate.snapshot.build() is not None
+        return self._gate.prepare()
 
     def _from_snapshot(
         self,

@@ -13,8 +13,8 @@ Visibility goes through the one compiled policy: the access fields of chunks and
 :class:`~trilha.index.columns.MetaColumns`, and :meth:`~trilha.access.compiled.CompiledPolicy.
 row_mask` (cached per principal and per snapshot) says which rows a principal sees, as it does
 for the lexical index. A chunk it may not see gives no row; a Doc it may not see leaves the
-chunk its own prior; an entity's document frequency and the corpus size count only the chunks
-it sees, as the graph's access summaries do.
+chunk its own prior; an entity's document frequency (the graph reads it from access summaries)
+and the corpus size (a count of the visible chunks) count only the chunks it sees.
 
 :class:`SnapshotSlot` keeps one snapshot fresh:
 
@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 #: Boosts asked since the last write before a snapshot is built.
 BUILD_AFTER = 3
-#: Graphs with more MENTIONS edges than this are not copied (about 100 bytes each).
+#: Graphs with more MENTIONS edges than this are not copied (~80 bytes each, ~300 while read).
 MAX_MENTIONS = 2_000_000
 #: The store that one process owns (the workspace lock): nobody else writes it.
 OWNED_STORES = frozenset({"falkordb-embedded"})

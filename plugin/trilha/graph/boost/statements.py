@@ -76,9 +76,20 @@ def chunks_citing(label: str) -> str:
     )
 
 
-def any_evidence() -> str:
-    """One row when some chunk has a positive KG prior, none otherwise (read)."""
-    return "MATCH (c:Chunk) WHERE c.kg_prior > 0 RETURN c.id AS id LIMIT 1"
+def any_evidence(vis: Visibility) -> str:
+    """One row when some chunk ``vis`` sees has a positive KG prior as ``vis`` sees it (its own,
+    or through a Doc it sees), none otherwise (read)."""
+    return (
+        f"MATCH (c:Chunk) WHERE c.kg_prior > 0 AND {vis.own('c')} "
+        "OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
+        f"WITH c, d WHERE c.kg_prior_own > 0 OR (d IS NOT NULL AND {vis.own('d')}) "
+        "RETURN c.id AS id LIMIT 1"
+    )
+
+
+def _doc_seen(vis: Visibility) -> str:
+    """Chunk ``c`` is part of a Doc ``vis`` sees."""
+    return f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
 
 
 def kg_boost(with_entities: bool, vis: Visibility) -> str:
@@ -89,7 +100,7 @@ def kg_boost(with_entities: bool, vis: Visibility) -> str:
     and how many chunks ``vis`` sees mention them (from their access summary,
     :mod:`trilha.graph.support`). One statement for the whole batch; the arithmetic happens in
     Python (:func:`trilha.graph.boost.score.raw_boost`)."""
-    doc_seen = f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
+    doc_seen = _doc_seen(vis)
     head = (
         "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
         f"WITH uid, c WHERE {vis.own('c')} "

@@ -132,7 +132,14 @@ def related_among(vis: Visibility) -> str:
 
 
 def _lang(var: str, language: bool, joiner: str = "WHERE") -> str:
-    return f" {joiner} {var}.lang = $language" if language else ""
+    """``var``'s language is ``$language``, or of its family (``$language_family``: ``'pt-'``
+    for a bare ``pt``, else null)."""
+    if not language:
+        return ""
+    return (
+        f" {joiner} ({var}.lang = $language OR "
+        f"({var}.lang STARTS WITH $language_family AND $language_family IS NOT NULL))"
+    )
 
 
 def topn_direct(language: bool, vis: Visibility) -> str:

@@ -28,6 +28,7 @@ from trilha.graph.read.validation import (
 from trilha.graph.read.validation import entity_names as check_names
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import Visibility, visible_weight
+from trilha.index.language import written_code
 
 
 def topn(
@@ -57,9 +58,11 @@ def topn(
     cap_items = bounded("limit", limit, 1, MAX_LIMIT, notes)
     names, keys = check_names(entity_names)
     cat = text_arg("category", category) if category is not None else None
-    lang = text_arg("language", language).lower() if language is not None else None
+    # as the graph stores a Doc's lang (lower case); a bare code finds its family (pt: pt-br)
+    lang = written_code(text_arg("language", language)).lower() if language is not None else None
     cap = min(max(cap_items * 20, 200), 5_000)
     params: dict[str, Any] = {**vis.params, "keys": keys, "cap": cap, "language": lang}
+    params["language_family"] = f"{lang}-" if lang is not None and "-" not in lang else None
     statements = _statements(vis, keys, cat, lang is not None, params)
     found, rows_seen = _gathered(store, statements, timeout_s)
     items = rank(list(found.values()), normalise_name(cat) if cat else None, template, weights)
