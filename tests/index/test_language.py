@@ -101,6 +101,9 @@ def test_real_language_codes_are_kept(good: str) -> None:
         ("es-419", "es-419"),
         ("de-DE-1901", "de-DE-1901"),
         ("sr-latn", "sr-Latn"),
+        ("POR", "pt"),
+        ("por-BR", "pt-BR"),
+        ("yue", "yue"),
     ],
 )
 def test_codes_are_written_as_bcp47_writes_them(given: str, written: str) -> None:

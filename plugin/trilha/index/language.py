@@ -73,6 +73,11 @@ pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl sm sn so sq sr ss st su sv sw
 tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo wa wo xh yi yo za zh zu
 """
 ISO_639_1 = frozenset(_ISO_639_1_CODES.split())
+#: Three-letter (ISO 639-2) codes of the languages trilha detects, written as their two letters.
+TWO_LETTERS = {
+    "por": "pt", "eng": "en", "spa": "es", "fra": "fr", "fre": "fr", "deu": "de", "ger": "de",
+    "ita": "it", "nld": "nl", "dut": "nl", "zho": "zh", "chi": "zh",
+}  # fmt: skip
 
 
 def language_code(value: str) -> str:
@@ -92,14 +97,16 @@ def written_code(value: object) -> str:
     """A document's ``lang`` as stored, and a ``lang`` filter's value: checked as
     :func:`language_code`, then each subtag written as BCP 47 writes it (the language in lower
     case, a script in title case, a region in upper case: ``'PT'`` -> ``'pt'``, ``'pt_br'`` ->
-    ``'pt-BR'``, ``'zh-hans'`` -> ``'zh-Hans'``), so that the same code is found however it was
-    spelled. A subtag that is no script, region or variant (``pt-!!``, ``pt-``, ``pt--BR``) is
-    refused as ``klingon`` is."""
+    ``'pt-BR'``, ``'zh-hans'`` -> ``'zh-Hans'``; the three letters of a detected language as its
+    two: ``'por'`` -> ``'pt'``), so that the same code is found however it was spelled. A
+    subtag that is no script, region or variant (``pt-!!``, ``pt-``, ``pt--BR``) is refused as
+    ``klingon`` is."""
     if not isinstance(value, str):
         raise BadRequestError(f"language {value!r} is not a language code; give one such as pt")
     primary, *rest = value.strip().replace("_", "-").split("-")
     try:
-        subtags = [language_code(primary.lower())]
+        primary = TWO_LETTERS.get(primary.lower(), primary.lower())
+        subtags = [language_code(primary)]
     except BadRequestError:
         language_code(value)  # the same refusal, naming the whole value
         raise
