@@ -265,12 +265,12 @@ def test_widening_keeps_what_has_no_language_test() -> None:
 
     policy = sealed(FilterExpr(parts=[Condition(key="visibility", op="eq", value="public")]))
     asked = FilterExpr(parts=[policy, Condition(key="lang", op="eq", value="pt")])
-    got = widen_languages(asked, ["en", "pt", "pt-BR", "pt-PT"])
+    got = widen_languages(asked, lambda: ["en", "pt", "pt-BR", "pt-PT"])
     assert got.parts[0] is policy and policy.content_key is not None
     assert got.parts[1] == Condition(key="lang", op="in", value=["pt", "pt-BR", "pt-PT"])
-    assert widen_languages(policy, ["pt-BR"]) is policy
+    assert widen_languages(policy, lambda: ["pt-BR"]) is policy
     only_en = FilterExpr(parts=[Condition(key="lang", op="eq", value="en")])
-    assert widen_languages(only_en, ["en", "pt-BR"]) == only_en
+    assert widen_languages(only_en, lambda: ["en", "pt-BR"]) == only_en
 
 
 @pytest.mark.parametrize("field", ["data_inicio", "data_fim"])

@@ -119,11 +119,12 @@ def p50_ratios(systems: dict[str, Any], paired: dict[str, float] | None = None) 
     one run; ``paired`` ratios (timed interleaved, :data:`PAIRED`) replace those of the
     sequential runs."""
     base = systems.get("hybrid_weighted", {}).get("p50_ms")
+    paired = paired or {}
     out: dict[str, float] = {}
     for name in RATIOS:
         p50 = systems.get(name, {}).get("p50_ms")
-        if name in (paired or {}):
-            out[f"{name}_over_hybrid_weighted"] = (paired or {})[name]
+        if name in paired:
+            out[f"{name}_over_hybrid_weighted"] = paired[name]
         elif base and p50:
             out[f"{name}_over_hybrid_weighted"] = round(p50 / base, 3)
     return out

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Literal
 
 from pydantic import (
@@ -228,13 +228,15 @@ def combine(*exprs: FilterExpr | None) -> FilterExpr:
     return FilterExpr(parts=parts)
 
 
-def widen_languages(expr: FilterExpr, stored: Collection[str]) -> FilterExpr:
+def widen_languages(expr: FilterExpr, stored: Callable[[], Collection[str]]) -> FilterExpr:
     """``expr`` with each ``lang`` code that has no region widened to the codes of its family
-    among ``stored`` (the corpus's codes): ``lang = pt`` becomes ``lang in [pt, pt-BR]``,
-    ``lang != pt`` becomes ``lang nin [pt, pt-BR]``. Parts without a ``lang`` test are kept as
-    they are (a sealed part stays sealed)."""
+    among ``stored()`` (the corpus's codes, asked only when ``expr`` tests ``lang``):
+    ``lang = pt`` becomes ``lang in [pt, pt-BR]``, ``lang != pt`` becomes ``lang nin [pt,
+    pt-BR]``. Parts without a ``lang`` test are kept as they are (a sealed part stays sealed)."""
+    if not any(c.key in LANGUAGE_KEYS for c in expr.conditions()):
+        return expr
     family: dict[str, list[str]] = {}
-    for code in stored:
+    for code in stored():
         family.setdefault(primary_code(code), []).append(code)
 
     def widened(part: Condition | FilterExpr) -> Condition | FilterExpr:

@@ -71,7 +71,7 @@ class HybridSearcher:
         filters = params.filters
         if filters is not None:
             check_keys(filters, lexical.columns.keys)
-            filters = widen_languages(filters, lexical.columns.values("lang"))
+            filters = widen_languages(filters, lambda: lexical.columns.values("lang"))
         policy = self.policies.get(params.principal)
         # When the principal sees every unit of the snapshot the dense side needs no visibility
         # filter: units it returns that the snapshot lacks (written since) are dropped at merge.

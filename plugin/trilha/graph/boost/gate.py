@@ -35,12 +35,10 @@ class BoostGate:
         timeout_s: float,
         ttl_s: float,
         clock: Callable[[], float] = time.monotonic,
-        *,
-        entities_alone: bool = False,
     ) -> None:
         self.store, self.weights, self.timeout_s, self.ttl_s = store, weights, timeout_s, ttl_s
         #: boost by the query's entities also when the graph holds no curated evidence
-        self.entities_alone = entities_alone
+        self.entities_alone = False
         self._clock = clock
         self._priors_ready = False
         self._evidence: dict[str, tuple[list[Row], float]] = {}

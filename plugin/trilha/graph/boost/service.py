@@ -98,20 +98,18 @@ class KGBooster:
             return nothing
         start = time.perf_counter()
         result = self._from_snapshot(unit_ids, query_entities, relevant, principal)
-        if result is not None:
-            self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
-            return result
-        result = await acompute_kg_boost(
-            self.store,
-            unit_ids,
-            query_entities,
-            self.timeout_s,
-            relevant=relevant,
-            batch_size=batch_size,
-            semaphore=gate,
-            corpus_size=await asyncio.to_thread(self._gate.corpus_size, principal),
-            principal=principal,
-        )
+        if result is None:
+            result = await acompute_kg_boost(
+                self.store,
+                unit_ids,
+                query_entities,
+                self.timeout_s,
+                relevant=relevant,
+                batch_size=batch_size,
+                semaphore=gate,
+                corpus_size=await asyncio.to_thread(self._gate.corpus_size, principal),
+                principal=principal,
+            )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 

@@ -87,11 +87,6 @@ def any_evidence(vis: Visibility) -> str:
     )
 
 
-def _doc_seen(vis: Visibility) -> str:
-    """Chunk ``c`` is part of a Doc ``vis`` sees."""
-    return f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
-
-
 def kg_boost(with_entities: bool, vis: Visibility) -> str:
     """Per chunk ``$unit_ids`` that ``vis`` sees: its stored prior (``kg_prior`` when ``vis``
     sees its Doc, else ``kg_prior_own``: evidence reached through a hidden Doc does not count;
@@ -100,7 +95,7 @@ def kg_boost(with_entities: bool, vis: Visibility) -> str:
     and how many chunks ``vis`` sees mention them (from their access summary,
     :mod:`trilha.graph.support`). One statement for the whole batch; the arithmetic happens in
     Python (:func:`trilha.graph.boost.score.raw_boost`)."""
-    doc_seen = _doc_seen(vis)
+    doc_seen = f"any(d IN [(c)-[:PART_OF]->(x:Doc) | x] WHERE {vis.own('d')})"
     head = (
         "UNWIND $unit_ids AS uid MATCH (c:Chunk {id: uid}) "
         f"WITH uid, c WHERE {vis.own('c')} "
