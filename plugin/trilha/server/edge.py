@@ -1,7 +1,13 @@
-"""What every request passes first (plain ASGI, no per-request copies): a body over
-``max_body`` bytes is refused with a 413 before it is read, and every request is counted and
-timed by its route template (``/v1/retrieve``, never the raw path, so callers cannot make
-labels without end)."""
+"""What every request passes first (plain ASGI, no per-request copies): the body limit, and
+every request counted and timed by its route template (``/v1/retrieve``, never the raw path, so
+callers cannot make labels without end).
+
+The body limit holds however the body arrives: a ``Content-Length`` over ``max_body`` is refused
+before anything is read; otherwise (chunked, no length, a length the sender does not keep) the
+body's messages are read here, counted as they come, and refused with a 413 as soon as they pass
+``max_body``, before the app (authentication included) sees anything. The messages read are
+handed on to the app as they came, so nothing past the limit is ever held.
+"""
 
 from __future__ import annotations
 
@@ -28,13 +34,18 @@ class Edge:
         start = time.perf_counter()
         status = 500
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+        over = length is not None and (not length.isdigit() or int(length) > self.max_body)
+        body = None if over else await self._body(receive)
+        if body is None:
             status = 413
-            await problem(413, f"the body is over {self.max_body} bytes; send less")(
-                scope, receive, send
-            )
+            line = f"the body is over {self.max_body} bytes; send less"
+            # the rest of the body is never read: the connection closes after the answer
+            await problem(413, line, {"Connection": "close"})(scope, receive, send)
             self._count(scope, status, start)
             return
+
+        async def replay() -> Message:
+            return body.pop(0) if body else await receive()
 
         async def sending(message: Message) -> None:
             nonlocal status
@@ -43,9 +54,25 @@ class Edge:
             await send(message)
 
         try:
-            await self.app(scope, receive, sending)
+            await self.app(scope, replay, sending)
         finally:
             self._count(scope, status, start)
+
+    async def _body(self, receive: Receive) -> list[Message] | None:
+        """The request's messages up to the end of its body, or None as soon as the bytes
+        counted pass ``max_body`` (a disconnect ends them early; the app sees it as it would)."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                return None
+            if not message.get("more_body", False):
+                return messages
 
     def _count(self, scope: Scope, status: int, start: float) -> None:
         name = getattr(scope.get("route"), "path", None) or "unmatched"
