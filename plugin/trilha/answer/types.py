@@ -21,9 +21,9 @@ NODES = ("ParseQuery", "HybridRetrieve", "RerankResults", "BuildAnswer")
 
 
 class AskParams(BaseModel):
-    """Seed 002's ``params``."""
+    """Seed 002's ``params`` (strict: ``"40"`` or ``true`` is no integer, ``"yes"`` no boolean)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     k: int = Field(40, gt=0, le=200, description="Candidates retrieved before rerank.")
     rerank: bool = Field(False, description="Rerank the candidates with the cross-encoder.")

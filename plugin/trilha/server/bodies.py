@@ -2,7 +2,8 @@
 has no Python model of its own (``/v1/retrieve``'s).
 
 No body names a principal or a user: those come from the API key. A body field that is not in
-the contract is refused (422) rather than ignored.
+the contract is refused (422) rather than ignored, and values are read as their JSON types, never
+coerced (strict): ``true`` or ``"5"`` is no integer, ``"yes"`` no boolean.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ _ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$"
 
 
 class Body(BaseModel):
-    """Strict: unknown fields are refused; ``project_id`` picks one of the key's projects."""
+    """Strict: unknown fields and loose values are refused; ``project_id`` picks one of the
+    key's projects."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     project_id: str | None = Field(
         None, min_length=1, max_length=200, pattern=_ID, description="One of your projects."
@@ -70,7 +72,12 @@ class ContextBody(Body):
     raw_query: str = Field(
         min_length=1, max_length=MAX_QUESTION_CHARS, description="The question as typed."
     )
-    agent_type: str = Field("knowledge", pattern=r"^[a-z][a-z0-9_]*$", description="Agent.")
+    agent_type: str = Field(
+        "knowledge",
+        pattern=r"^[a-z][a-z0-9_]*$",
+        examples=["knowledge", "task", "user"],
+        description="One of the project's agents (shipped: knowledge, task, user); others: 422.",
+    )
     preferred_answer_style: str | None = Field(None, max_length=200, description="Style.")
     depth: DepthLevel | None = Field(None, description="D0–D4; default: by the intent.")
     max_tokens: int | None = Field(None, gt=0, le=200_000, description="Token budget.")

@@ -54,6 +54,14 @@ _UNAVAILABLE = (
 )
 
 
+#: What a caller is told of an error about the service's own state (a backend down, a part it
+#: was not set up with), whose message may name server paths, hosts or files.
+_NEUTRAL = {
+    503: f"this project cannot answer now (a backend is unavailable); retry in {RETRY_AFTER_S} s",
+    409: "this project is not set up for this request; ask the service's operator",
+}
+
+
 def status_of(error: TrilhaError) -> int:
     """The HTTP status of an error trilha raised on purpose."""
     if isinstance(error, BadRequestError):
@@ -73,6 +81,14 @@ def problem(status: int, message: str, headers: dict[str, str] | None = None) ->
     return JSONResponse({"detail": message}, status_code=status, headers=extra)
 
 
+#: The strict type refusals, said in JSON's terms (pydantic's own lines say "valid integer").
+_TYPES = {
+    "int_type": 'must be a JSON integer such as 5 (not true, "5" or 5.0)',
+    "bool_type": 'must be true or false (not "yes", "true" or 1)',
+    "string_type": "must be a JSON string",
+}
+
+
 def validation_line(error: RequestValidationError) -> str:
     """The first problem of a body that does not validate, as ``field: message``."""
     problems: list[Any] = list(error.errors())
@@ -81,7 +97,8 @@ def validation_line(error: RequestValidationError) -> str:
     first = problems[0]
     loc = [str(p) for p in first.get("loc", ()) if p != "body"]
     where = ".".join(loc) or "body"
-    text = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    text = _TYPES.get(first.get("type", ""), str(first.get("msg", "invalid")))
+    text = text.removeprefix("Value error, ")
     if first.get("type") == "extra_forbidden":
         text = (
             "the caller comes from the API key, never from the body; remove it"
@@ -112,8 +129,14 @@ def install(app: FastAPI) -> None:
         return problem(e.status_code, str(e.detail), dict(e.headers or {}))
 
     @app.exception_handler(TrilhaError)
-    async def _trilha(_: Request, e: TrilhaError) -> JSONResponse:
-        return problem(status_of(e), str(e).splitlines()[0] if str(e) else type(e).__name__)
+    async def _trilha(request: Request, e: TrilhaError) -> JSONResponse:
+        status = status_of(e)
+        if status in _NEUTRAL:  # the service's own state: its paths and hosts stay in the log
+            ref = uuid.uuid4().hex[:12]
+            log.warning("%s %s on %s %s: %s", type(e).__name__, ref, request.method,
+                        request.url.path, e)  # fmt: skip
+            return problem(status, f"{_NEUTRAL[status]} (ref {ref})")
+        return problem(status, str(e).splitlines()[0] if str(e) else type(e).__name__)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, e: Exception) -> JSONResponse:

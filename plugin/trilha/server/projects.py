@@ -28,6 +28,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The 403 of a key whose user the project's directory does not hold (or cannot be read): the
+#: caller learns nothing of the directory; the service's log says why.
+UNKNOWN_USER = "this key's user is not a known principal here; ask the service's operator"
+
 
 @dataclass(frozen=True)
 class Caller:
@@ -167,9 +171,11 @@ class Projects:
         if key.user is not None:
             try:
                 return project.orchestrator.principal_for(key.user)
-            except TrilhaError as e:  # an unknown user: the operator's mistake, not the caller's
-                raise ApiError(403, f"this key's user is not known to project "
-                                    f"{project.project_id!r}: {e}") from None  # fmt: skip
+            except TrilhaError as e:  # the operator's mistake, told to the operator only: the
+                # message names the directory's users, its path or its parse error
+                log.warning("project %s: %s names user %r: %s",
+                            project.project_id, caller.label, key.user, e)  # fmt: skip
+                raise ApiError(403, UNKNOWN_USER) from None
         return Principal.anonymous()
 
 

@@ -5,6 +5,7 @@ trace in the metrics, and returns the API's own model. No retrieval logic lives 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from importlib.resources import files
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 
 from trilha.access.principal import Principal
 from trilha.answer import Answer, aask
+from trilha.errors import ConfigurationError
 from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
 from trilha.memory.stats import JobStats
 from trilha.orchestrate import ContextBundle, RetrievalRequest
@@ -42,6 +44,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 router = APIRouter()
+log = logging.getLogger(__name__)
+
+#: The 409 of a graph read on a project without a graph.
+NO_GRAPH = "this project has no graph to read; ask the service's operator"
 
 
 def _projects(request: Request) -> Projects:
@@ -119,6 +125,10 @@ async def context(body: ContextBody, who: Who, request: Request) -> Response:
     user_id = r.principal.user_id
     if user_id is None:
         raise ApiError(403, "the orchestrator answers named users; use a key that names a user")
+    agents = sorted(a.agent_type for a in r.project.orchestrator.config.agents.values())
+    if body.agent_type not in agents:
+        raise ApiError(422, f"agent_type: {body.agent_type!r} is not an agent of this project; "
+                            f"use one of {', '.join(agents)}")  # fmt: skip
     fields: dict[str, Any] = body.model_dump(exclude={"project_id"}, exclude_none=True)
     req = RetrievalRequest.make(user_id=user_id, **fields)
     bundle = await r.project.orchestrator.aretrieve(req, r.principal)
@@ -154,7 +164,11 @@ async def _graph(
 ) -> T:
     """``call`` on the project's graph (409 when it has none), off the event loop."""
     r = _resolve(request, who, project_id)
-    graph = r.project.workspace.require_graph()
+    try:
+        graph = r.project.workspace.require_graph()
+    except ConfigurationError as e:  # why (a server path, a connection error) is the log's
+        log.warning("project %s has no graph: %s", r.project.project_id, e)
+        raise ApiError(409, NO_GRAPH) from None
     return await asyncio.to_thread(call, graph, r.principal)
 
 
