@@ -122,6 +122,11 @@ class JobLog(SQLiteStore):
         with self._lock:
             return [r[0] for r in self._db.execute(query, params)]
 
+    def get(self, job_id: str) -> RetrievalJob | None:
+        """The job recorded as ``job_id``, if there is one."""
+        bodies = self._bodies("id = ?", (job_id,), 1)
+        return RetrievalJob.model_validate_json(bodies[0]) if bodies else None
+
     def recent(self, user_id: str, limit: int = 20) -> list[RetrievalJob]:
         """``user_id``'s own jobs, newest first (episodic memory of what they asked)."""
         bodies = self._bodies("user_id = ?", (check_name(user_id, "user_id"),), limit)

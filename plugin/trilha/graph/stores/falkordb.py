@@ -5,7 +5,9 @@ Embedded mode runs the folder's server through
 adopts an orphan left by a crashed process) owns it, and :meth:`FalkorDBStore.close` stops it; a
 store that finds the server owned by another live process connects without owning it. The first
 query on a server the store just started is bounded (:data:`FIRST_QUERY_TIMEOUT_S`): a server
-that hangs there is killed and started again once.
+that hangs there is killed and started again once. A query that fails because the server
+this store owns died has it restarted in the background (its error says so); the store's
+connections reach the new server on their own.
 """
 
 from __future__ import annotations
@@ -197,7 +199,7 @@ class FalkorDBStore:
         try:
             result = self._execute(cypher, values, timeout, read_only)
         except Exception as e:  # redis and FalkorDB raise many unrelated types
-            raise BackendUnavailableError(f"FalkorDB query failed: {e}") from e
+            raise BackendUnavailableError(f"FalkorDB query failed: {e}{self._revived()}") from e
         names = [str(h[1]) for h in (result.header or [])]
         return [
             dict(zip(names, (plain(v) for v in row), strict=False))
@@ -217,6 +219,14 @@ class FalkorDBStore:
         # a read on a graph that does not exist yet: create it empty, then read
         self._graph.query("RETURN 1")
         return self._graph.ro_query(cypher, values, timeout=timeout)
+
+    def _revived(self) -> str:
+        """After a failed query: if the server this store owns died, have it restarted and
+        say so (an empty string otherwise)."""
+        if self._server is None or not self._server.dead:
+            return ""
+        self._server.revive_soon()
+        return "; the embedded server died and is being restarted, retry in a moment"
 
     def close(self) -> None:
         """Close the connection and stop the embedded server, if this store owns it."""

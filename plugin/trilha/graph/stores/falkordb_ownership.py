@@ -5,7 +5,8 @@ watchdog process whose stdin is a pipe only the owner writes to. :func:`release`
 append-only file, closes that pipe (the watchdog then stops the server: SIGTERM, redis saves and
 exits; SIGKILL after the grace period), waits until the server is gone, removes the record,
 pointer and socket, and releases the owner lock. If the owner dies instead, the kernel closes the
-pipe and the watchdog stops the server all the same.
+pipe and the watchdog stops the server all the same. :func:`bury` reaps a server that died on
+its own and its watchdog, keeping the owner lock for the server started in its place.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ class Ownership:
     child: subprocess.Popen[bytes] | None  # None for an adopted server
     grace_s: float
     creator: int = field(default_factory=os.getpid)
+    #: Set once the owner lets go of the server (:func:`release`): its end is no death.
+    released: bool = False
 
     def alive(self) -> bool:
         """True while the server runs (an adopted one holds the server lock while it lives)."""
@@ -139,6 +142,7 @@ def release(own: Ownership, *, kill: bool = False) -> None:
     """
     if os.getpid() != own.creator:
         return  # a forked child inherited this object: the server is its parent's
+    own.released = True
     try:
         if kill:
             own.signal(signal.SIGKILL)
@@ -159,3 +163,19 @@ def release(own: Ownership, *, kill: bool = False) -> None:
         clear_record(own.data_dir, own.socket)
     finally:
         os.close(own.owner_fd)
+
+
+def bury(own: Ownership, grace_s: float = 1.0) -> None:
+    """Reap a server that died on its own and its watchdog, so neither stays a zombie; the
+    owner lock stays held. The watchdog exits by itself once the server is gone (closing its
+    pipe tells one that has not noticed yet); one that does not within ``grace_s`` is killed."""
+    if own.child is not None:
+        own.child.wait(timeout=5)
+    if own.watchdog.stdin is not None:
+        with contextlib.suppress(OSError):
+            own.watchdog.stdin.close()
+    try:
+        own.watchdog.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        own.watchdog.kill()  # a stopped watchdog (SIGSTOP) ends only this way
+        own.watchdog.wait(timeout=5)

@@ -13,7 +13,9 @@ interpreter exit (a ``weakref.finalize`` hook). If the owner dies without stoppi
 ``kill -9``, a watchdog process (``_falkordb_watchdog.py``) sees the end of the pipe the owner held
 and stops the server. Whichever thread starts the server does not matter. A server that stopped
 answering is killed at once by :meth:`EmbeddedFalkorServer.kill` (no final save) and
-:meth:`EmbeddedFalkorServer.restart` starts it again.
+:meth:`EmbeddedFalkorServer.restart` starts it again. A server that dies on its own is restarted
+by its owner (:meth:`EmbeddedFalkorServer.revive`, driven by
+:class:`~trilha.graph.stores.falkordb_revival.Reviver`: at once, then with backoff).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import os
 import signal
 import subprocess
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -41,7 +44,8 @@ from trilha.graph.stores.falkordb_folder import (
     try_lock,
     write_record,
 )
-from trilha.graph.stores.falkordb_ownership import Ownership, detached, release, watch
+from trilha.graph.stores.falkordb_ownership import Ownership, bury, detached, release, watch
+from trilha.graph.stores.falkordb_revival import Reviver
 from trilha.graph.stores.process import terminate
 
 logger = logging.getLogger(__name__)
@@ -121,6 +125,10 @@ class EmbeddedFalkorServer:
         self.socket_path = ""
         self._own: Ownership | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._lock = threading.RLock()
+        self._reviver = Reviver(self)
+        #: Servers this object started again after they died.
+        self.revivals = 0
 
     @property
     def pid(self) -> int | None:
@@ -138,12 +146,22 @@ class EmbeddedFalkorServer:
         return self._own is not None and self._own.alive()
 
     @property
+    def dead(self) -> bool:
+        """True when the server this object owns died and is not running again yet."""
+        own = self._own
+        return own is not None and not own.released and not own.alive()
+
+    @property
     def spawned(self) -> bool:
         """True when this object started the server process itself (not adopted, not joined)."""
         return self._own is not None and self._own.child is not None
 
     def start(self) -> str:
         """Start, adopt or join the folder's server; returns its socket path."""
+        with self._lock:
+            return self._start()
+
+    def _start(self) -> str:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + self.startup_timeout_s
         while (owner_fd := try_lock(self.data_dir / OWNER_LOCK)) is None:
@@ -158,33 +176,74 @@ class EmbeddedFalkorServer:
         except BaseException:
             os.close(owner_fd)
             raise
-        self._own, self.socket_path = own, own.socket
-        self._finalizer = weakref.finalize(self, release, own)
+        self._take(own)
         if own.child is not None:
             self._wait_ready(own.child, deadline)
         logger.info("embedded FalkorDB pid %s on %s", own.pid, own.socket)
         return own.socket
 
+    def _take(self, own: Ownership) -> None:
+        """Hold ``own`` from now on: stopped with this object, watched for its death."""
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        self._own, self.socket_path = own, own.socket
+        self._finalizer = weakref.finalize(self, release, own)
+        self._reviver.watch(own)
+
     def stop(self) -> None:
         """Stop the server if this object owns it (data is saved first). Idempotent."""
-        if self._finalizer is not None:
-            self._finalizer()
-        self._own = None
+        self._reviver.close()
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()
+            self._own = None
+
+    def revive_soon(self) -> None:
+        """Have a server this object owns restarted in the background if it died (a query
+        failed); returns at once. A guest does nothing: the owner restarts the server."""
+        if self.dead:
+            self._reviver.kick()
+
+    def revive(self) -> bool:
+        """Start the owned server again if it died on its own: reap it and its watchdog, then
+        start a new one under the same owner lock. False when there was nothing to do (a
+        guest, a server that runs or was stopped). A new server that does not start raises
+        :class:`BackendUnavailableError`; the dead one stays owned for the next attempt."""
+        with self._lock:
+            old = self._own
+            if old is None or old.released or old.alive():
+                return False
+            bury(old)
+            deadline = time.monotonic() + self.startup_timeout_s
+            own = self._own_server(old.owner_fd, deadline)
+            self._take(own)
+            if own.child is not None and not self._ready(own.child, deadline):
+                own.signal(signal.SIGKILL)
+                own.wait(5)
+                raise BackendUnavailableError(self._not_started())
+            self.revivals += 1
+        logger.warning(
+            "embedded FalkorDB pid %s in %s died; restarted as pid %s", old.pid, self.data_dir,
+            own.pid,
+        )  # fmt: skip
+        return True
 
     def kill(self) -> None:
         """Stop the owned server at once (SIGKILL), for one that stopped answering: no final
         save, so writes it acknowledged but had not yet synced (at most ~1 s) are lost.
         Idempotent; a guest does nothing."""
-        found = self._finalizer.detach() if self._finalizer is not None else None
-        self._own = None
-        if found is not None:
-            release(*found[2], kill=True)
+        with self._lock:
+            found = self._finalizer.detach() if self._finalizer is not None else None
+            self._own = None
+            if found is not None:
+                release(*found[2], kill=True)
 
     def restart(self) -> str:
         """Kill the owned server (:meth:`kill`) and start, adopt or join the folder's server
         again; returns its socket path."""
-        self.kill()
-        return self.start()
+        with self._lock:
+            self.kill()
+            return self.start()
 
     def _answering(self) -> str | None:
         """The socket of a server answering for this folder, if one does."""
@@ -251,15 +310,23 @@ class EmbeddedFalkorServer:
         write_record(self.data_dir, ServerRecord(proc.pid, sock))
         return Ownership(self.data_dir, sock, proc.pid, owner_fd, watchdog, proc, self.stop_grace_s)
 
-    def _wait_ready(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    def _ready(self, proc: subprocess.Popen[bytes], deadline: float) -> bool:
+        """Wait until the server ``proc`` answers; False if it exits or the deadline passes."""
         while time.monotonic() < deadline and proc.poll() is None:
             if ping(self.socket_path):
-                return
+                return True
             time.sleep(0.005)
+        return False
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
+        if not self._ready(proc, deadline):
+            self.stop()
+            raise BackendUnavailableError(self._not_started())
+
+    def _not_started(self) -> str:
         log = self.data_dir / "falkordb.log"
         tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
-        self.stop()
-        raise BackendUnavailableError(
+        return (
             f"embedded FalkorDB did not start within {self.startup_timeout_s}s in "
             f"{self.data_dir}; server log tail:\n{tail}"
         )
