@@ -35,7 +35,7 @@ from trilha.server.bodies import (
     TopNBody,
 )
 from trilha.server.errors import ApiError
-from trilha.server.health import health
+from trilha.server.health import health, operator_tenant
 from trilha.server.metrics import ServiceMetrics
 from trilha.server.projects import Caller, Projects, Resolved
 
@@ -203,10 +203,18 @@ async def jobs_stats(who: Who, request: Request, project_id: str | None = None) 
 
 
 @router.get("/healthz", tags=["operations"])
-async def healthz(request: Request, response: Response) -> dict[str, Any]:
-    """Each project's backends; 503 when an index of one cannot answer."""
-    report = await asyncio.to_thread(health, _projects(request))
-    if report["status"] != "ok":
+async def healthz(
+    request: Request,
+    response: Response,
+    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Header()] = None,
+) -> dict[str, Any]:
+    """Whether the service can answer (503 when an index cannot); an operator key also reads
+    its tenant's projects' backends."""
+    projects = _projects(request)
+    tenant = operator_tenant(projects, authorization, x_api_key)
+    report = await asyncio.to_thread(health, projects, tenant)
+    if report["status"] == "down":
         response.status_code = 503
     return report
 
