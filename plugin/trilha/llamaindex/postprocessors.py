@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -15,7 +16,6 @@ from trilha.errors import BadRequestError
 from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
-from trilha.retrieve.fusion import minmax
 from trilha.retrieve.hybrid import KgBooster
 from trilha.types import Hit
 from trilha.workspace import Workspace
@@ -23,6 +23,8 @@ from trilha.workspace import Workspace
 log = logging.getLogger(__name__)
 #: Node metadata key naming why the KG boost left a node unboosted.
 KG_WARNING_KEY = "trilha_kg_warning"
+#: Node metadata key of a node's KG boost.
+KG_KEY = "trilha_kg"
 
 
 class CrossEncoderRerank(BaseNodePostprocessor):
@@ -75,13 +77,16 @@ class CrossEncoderRerank(BaseNodePostprocessor):
 class KnowledgeGraphBoost(BaseNodePostprocessor):
     """Seed 001's KG boost as a postprocessor: ``(1 - w)·base + w·kg``, reordered.
 
-    ``base`` is the node's fused score when a trilha retriever made it (already a weighted
-    merge in [0, 1]), else its score min-max scaled over the batch. ``kg`` comes from one
-    batched graph query per call; ``trilha_kg`` is kept on every node. A graph that is down or
-    slow leaves the nodes in their order and puts the reason in each node's
-    ``trilha_kg_warning`` metadata (hidden from the LLM), and in the log. The graph is read as
-    ``principal`` sees it (None: anonymous). The postprocessor keeps no per-call state, so one
-    instance serves concurrent queries.
+    ``kg`` comes from one batched graph query per call and is kept as ``trilha_kg`` on every
+    node. Nodes a trilha retriever made carry a fused score (already a weighted merge in
+    [0, 1]): it becomes ``(1 - w)·fused + w·kg`` and the stage scores are rewritten. Nodes of
+    any other retriever keep their own score scale: a node the graph gives no boost keeps its
+    score, a boosted one gains ``w·kg·span / (1 - w)`` (``span`` the batch's score range), the
+    order the formula gives over min-max scaled scores; their metadata gets ``trilha_kg`` only.
+    A graph that is down or slow leaves the nodes in their order and puts the reason in each
+    node's ``trilha_kg_warning`` metadata (hidden from the LLM), and in the log. The graph is
+    read as ``principal`` sees it (None: anonymous). The postprocessor keeps no per-call state,
+    so one instance serves concurrent queries.
     """
 
     weight: float = Field(default=0.1, ge=0, le=1, description="Share of the KG boost.")
@@ -123,21 +128,29 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         kg, warning = self._booster.boost(query_bundle.query_str, ids, None, self._principal)
         if warning:
             log.warning("KG boost skipped: %s", warning)
-            return [_warned(n, warning) for n in nodes]
-        base = _base_scores(nodes, hits)
+            return [_with_meta(n, KG_WARNING_KEY, warning, n.score) for n in nodes]
+        boosts = [kg.get(i, 0.0) for i in ids]
+        if all(h.scores.fused_rank is not None for h in hits):
+            return self._rescored(hits, boosts)
+        scores = foreign_scores([n.score for n in nodes], boosts, self.weight)
+        marked = [
+            _with_meta(n, KG_KEY, k, s) for n, k, s in zip(nodes, boosts, scores, strict=True)
+        ]
+        return sorted(marked, key=lambda n: -(n.score or 0.0))
+
+    def _rescored(self, hits: list[Hit], boosts: list[float]) -> list[NodeWithScore]:
+        """Nodes of a trilha retriever: fused score and ranks rewritten, reordered."""
         boosted = []
-        for hit, b in zip(hits, base, strict=True):
-            k = kg.get(hit.unit.unit_id, 0.0)
-            scores = hit.scores.model_copy(
-                update={"kg": k, "fused": (1 - self.weight) * b + self.weight * k}
+        for hit, k in zip(hits, boosts, strict=True):
+            fused = (1 - self.weight) * hit.scores.fused + self.weight * k
+            boosted.append(
+                Hit(unit=hit.unit, scores=hit.scores.model_copy(update={"kg": k, "fused": fused}))
             )
-            boosted.append(Hit(unit=hit.unit, scores=scores))
         boosted.sort(key=lambda h: -h.scores.fused)
-        out = []
-        for rank, hit in enumerate(boosted, start=1):
-            ranked = Hit(unit=hit.unit, scores=hit.scores.model_copy(update={"fused_rank": rank}))
-            out.append(hit_to_node(ranked))
-        return out
+        return [
+            hit_to_node(Hit(unit=h.unit, scores=h.scores.model_copy(update={"fused_rank": rank})))
+            for rank, h in enumerate(boosted, start=1)
+        ]
 
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
@@ -145,19 +158,36 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         return await asyncio.to_thread(self._postprocess_nodes, nodes, query_bundle)
 
 
-def _warned(nws: NodeWithScore, warning: str) -> NodeWithScore:
-    """A copy of ``nws`` whose metadata says why it was not boosted."""
+def foreign_scores(
+    scores: Sequence[float | None], boosts: Sequence[float], weight: float
+) -> list[float | None]:
+    """Scores of another retriever's nodes after a KG boost, on their own scale.
+
+    Ranking by ``(1 - w)·b + w·kg``, ``b = (s - lo) / span``, is ranking by
+    ``s + kg·span·w / (1 - w)``: a node with no boost keeps ``s`` exactly. ``span`` is the
+    batch's range (its top score, or 1, when every score is the same); with ``w = 1`` only the
+    graph counts: boosted nodes go above the batch's top, by ``kg``.
+    """
+    given = [s for s in scores if s is not None]
+    lo, hi = (min(given), max(given)) if given else (0.0, 0.0)
+    span = hi - lo or abs(hi) or 1.0
+    out: list[float | None] = []
+    for s, k in zip(scores, boosts, strict=True):
+        if k == 0:
+            out.append(s)
+        elif weight < 1:
+            out.append((lo if s is None else s) + k * span * weight / (1 - weight))
+        else:
+            out.append(hi + k * span)
+    return out
+
+
+def _with_meta(nws: NodeWithScore, key: str, value: Any, score: float | None) -> NodeWithScore:
+    """A copy of ``nws`` with ``key: value`` in its metadata (hidden from prompts and
+    embeddings) and ``score``; the caller's node is untouched."""
     node = nws.node.model_copy(deep=True)
-    node.metadata[KG_WARNING_KEY] = warning
+    node.metadata[key] = value
     for keys in (node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys):
-        if KG_WARNING_KEY not in keys:
-            keys.append(KG_WARNING_KEY)
-    return NodeWithScore(node=node, score=nws.score)
-
-
-def _base_scores(nodes: list[NodeWithScore], hits: list[Hit]) -> list[float]:
-    """Fused scores when every node has one from trilha, else min-max of the node scores."""
-    if all(h.scores.fused_rank is not None for h in hits):
-        return [h.scores.fused for h in hits]
-    scaled = minmax({str(i): float(n.score or 0.0) for i, n in enumerate(nodes)})
-    return [scaled[str(i)] for i in range(len(nodes))]
+        if key not in keys:
+            keys.append(key)
+    return NodeWithScore(node=node, score=score)
