@@ -1,10 +1,17 @@
-"""The lexical index: BM25 (Lucene variant, bm25s) over every unit, with filters as row masks.
+"""The lexical index: BM25 (Lucene variant) over the units a caller may see, filters as row masks.
 
-bm25s has no incremental add or delete, so the index is derived state: it is rebuilt from the
-unit store's stored tokens after each ingest batch (seconds for 100k units; nothing is
-re-tokenised) and persisted beside a generation stamp, so reopening an unchanged workspace
-loads it instead of rebuilding. Filters are applied to the score vector before top-k selection,
-so a unit outside the filter can never be returned, not even with a zero score.
+The index keeps each unit's term frequencies and length (:class:`~trilha.index.bm25.TermMatrix`)
+rather than precomputed scores, so that ``N``, document frequencies and the average length are
+taken over the rows the caller's visibility keeps (:meth:`LexicalIndex.score_all`'s ``visible``):
+a unit the caller may not see moves none of their scores. The query's analysers are those of the
+visible units' languages, for the same reason. The caller's own filters choose among the visible
+rows and leave the statistics alone.
+
+The index is derived state: it is rebuilt from the unit store's stored tokens after each ingest
+batch (seconds for 100k units; nothing is re-tokenised) and persisted beside a generation
+stamp, so reopening an unchanged workspace loads it instead of rebuilding. Filters are applied
+to the score vector before top-k selection, so a unit outside the filter can never be returned,
+not even with a zero score.
 """
 
 from __future__ import annotations
@@ -14,14 +21,16 @@ import logging
 import os
 import shutil
 import tempfile
-from collections import Counter
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
+from trilha.index.bm25 import TermMatrix, VisibleStats
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.language import primary_code
 from trilha.index.tokenize import base_lang, tokenize_query
@@ -29,20 +38,45 @@ from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
 
+#: What :meth:`LexicalIndex.save` writes; a snapshot of another format is rebuilt, not read.
+FORMAT = "tf-1"
+#: Visible views (statistics, languages) kept per index, one per distinct visibility mask.
+VIEWS = 64
+
+
+class _View(NamedTuple):
+    """What the rows of one visibility mask make of the index."""
+
+    stats: VisibleStats
+    langs: list[str]
+
 
 class LexicalIndex:
     """BM25 over units: :meth:`score_all` scores every row, :meth:`top` selects under a mask."""
 
-    def __init__(self, units: Sequence[TextUnit], bm25: bm25s.BM25 | None) -> None:
+    def __init__(
+        self,
+        units: Sequence[TextUnit],
+        terms: TermMatrix | None,
+        k1: float = 1.5,
+        b: float = 0.75,
+    ) -> None:
         self.units = tuple(units)  # a snapshot: never changed, replaced whole
         self.row_of = {u.unit_id: i for i, u in enumerate(self.units)}
         self.columns = MetaColumns([u.payload() for u in self.units])
-        counts = Counter(primary_code(u.lang) for u in self.units)
+        codes = {primary_code(u.lang): None for u in self.units}  # in order of first use
+        index_of = {code: i for i, code in enumerate(codes)}
+        self._lang_names = list(codes)
+        self._lang_rows = np.array([index_of[primary_code(u.lang)] for u in self.units], np.int64)
+        self._terms = terms
+        self.k1, self.b = k1, b
+        self._everyone = self._view_of(None)
         #: The units' languages, most frequent first (what a query's language is chosen from).
-        self.unit_langs = [lang for lang, _ in counts.most_common()] or ["en"]
+        self.unit_langs = self._unit_langs(None)
         #: The analysers of those languages, most frequent first.
-        self.langs = list(dict.fromkeys(base_lang(lang) for lang in self.unit_langs))
-        self._bm25 = bm25
+        self.langs = self._everyone.langs
+        self._views: OrderedDict[int, tuple[BoolArray, _View]] = OrderedDict()
+        self._lock = threading.Lock()
         #: The unit store's generation this snapshot reflects (-1: not from a store).
         self.generation = -1
 
@@ -56,27 +90,64 @@ class LexicalIndex:
     ) -> LexicalIndex:
         """Index units whose tokens were computed at ingest."""
         if not units:
-            return cls([], None)
-        bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        bm25.index([t if t else [""] for t in tokens], show_progress=False)
-        return cls(units, bm25)
+            return cls([], None, k1, b)
+        return cls(units, TermMatrix.build(tokens), k1, b)
 
     def __len__(self) -> int:
         return len(self.units)
 
-    def query_tokens(self, text: str) -> list[str]:
-        """The tokens a query is scored with (analysers of every language in the index)."""
-        # the most frequent language's analysis keeps BM25 multiplicities
-        return tokenize_query(text, self.langs)
+    # -- what the visible rows make of the index ----------------------------------------------
+    def _unit_langs(self, visible: BoolArray | None) -> list[str]:
+        """The languages of the ``visible`` rows, most frequent first, ties in order of first
+        use among them (as ``Counter.most_common`` orders them)."""
+        rows = np.arange(len(self.units)) if visible is None else np.flatnonzero(visible)
+        langs = self._lang_rows[rows]
+        counts = np.bincount(langs, minlength=len(self._lang_names))
+        first = np.full(len(self._lang_names), len(self.units))
+        np.minimum.at(first, langs, rows)
+        order = sorted(np.flatnonzero(counts), key=lambda i: (-counts[i], first[i]))
+        return [self._lang_names[i] for i in order] or ["en"]
 
-    def score_all(self, text: str) -> npt.NDArray[np.float64] | None:
-        """The BM25 score of every row for ``text`` (None when no query term is indexed)."""
-        if self._bm25 is None:
+    def _view_of(self, visible: BoolArray | None) -> _View:
+        lengths = None if self._terms is None else self._terms.lengths
+        stats = VisibleStats(0, 0.0) if lengths is None else VisibleStats.of(lengths, visible)
+        langs = list(dict.fromkeys(base_lang(lang) for lang in self._unit_langs(visible)))
+        return _View(stats, langs)
+
+    def _view(self, visible: BoolArray | None) -> _View:
+        """The statistics and languages of the ``visible`` rows, kept per mask (the compiled
+        policies hand the same mask object to every search of one principal)."""
+        if visible is None:
+            return self._everyone
+        with self._lock:
+            known = self._views.get(id(visible))
+            if known is not None and known[0] is visible:
+                self._views.move_to_end(id(visible))
+                return known[1]
+        view = self._view_of(visible)
+        with self._lock:
+            self._views[id(visible)] = (visible, view)
+            if len(self._views) > VIEWS:
+                self._views.popitem(last=False)
+        return view
+
+    def query_tokens(self, text: str, visible: BoolArray | None = None) -> list[str]:
+        """The tokens a query is scored with: the analysers of every language among the
+        ``visible`` rows (all rows: None)."""
+        # the most frequent language's analysis keeps BM25 multiplicities
+        return tokenize_query(text, self._view(visible).langs)
+
+    def score_all(
+        self, text: str, visible: BoolArray | None = None
+    ) -> npt.NDArray[np.float64] | None:
+        """The BM25 score of every row for ``text``, with the statistics of the ``visible``
+        rows (all rows: None); rows outside ``visible`` score 0. None when no query term is
+        indexed."""
+        if self._terms is None:
             return None
-        ids = self._bm25.get_tokens_ids(self.query_tokens(text))
-        if not ids:
-            return None
-        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float64)
+        view = self._view(visible)
+        tokens = tokenize_query(text, view.langs)
+        return self._terms.scores(tokens, visible, view.stats, self.k1, self.b)
 
     @staticmethod
     def top(
@@ -96,29 +167,37 @@ class LexicalIndex:
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path, generation: int) -> None:
-        """Persist the BM25 matrices and the generation they reflect.
+        """Persist the term matrix and the generation it reflects.
 
-        The matrices go whole into a new folder, ``bm25-<generation>``, before ``state.json``
+        The matrix goes whole into a new folder, ``bm25-<generation>``, before ``state.json``
         is replaced to point at it (a rename), so a process reading the workspace while this
         one writes it loads either the old snapshot or the new one, never half of each. Older
         folders are then removed (one writer saves at a time: it holds the workspace lock)."""
         folder.mkdir(parents=True, exist_ok=True)
         name = f"bm25-{generation}"
-        if self._bm25 is not None and not (folder / name).exists():
+        if self._terms is not None and not (folder / name).exists():
             staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=folder))
-            self._bm25.save(str(staging))
+            self._terms.save(staging)
             staging.rename(folder / name)
-        state = {"generation": generation, "units": len(self.units), "empty": self._bm25 is None}
+        state = {"generation": generation, "units": len(self.units), "empty": self._terms is None}
         staged = folder / f".state-{os.getpid()}.json"
-        staged.write_text(json.dumps({**state, "folder": name}))
+        staged.write_text(json.dumps({**state, "folder": name, "format": FORMAT}))
         os.replace(staged, folder / "state.json")
         for old in folder.iterdir():
             if old.is_dir() and old.name != name:  # older snapshots, a crashed save's staging
                 shutil.rmtree(old, ignore_errors=True)
 
     @classmethod
-    def load(cls, folder: Path, generation: int, units: Sequence[TextUnit]) -> LexicalIndex | None:
-        """The saved index if it reflects ``generation``; None when it must be rebuilt."""
+    def load(
+        cls,
+        folder: Path,
+        generation: int,
+        units: Sequence[TextUnit],
+        k1: float = 1.5,
+        b: float = 0.75,
+    ) -> LexicalIndex | None:
+        """The saved index if it reflects ``generation``; None when it must be rebuilt (also
+        when an older trilha wrote it: bm25s's precomputed scores, without term frequencies)."""
         state_file = folder / "state.json"
         if not state_file.exists():
             return None
@@ -126,9 +205,10 @@ class LexicalIndex:
             state = json.loads(state_file.read_text())
             if state["generation"] != generation or state["units"] != len(units):
                 return None
-            saved = folder / str(state.get("folder", "bm25"))  # older workspaces: "bm25"
-            bm25 = None if state["empty"] else bm25s.BM25.load(str(saved), mmap=False)
+            if state.get("format") != FORMAT:
+                return None
+            terms = None if state["empty"] else TermMatrix.load(folder / str(state["folder"]))
         except (OSError, ValueError, KeyError) as e:
             log.warning("lexical index at %s unreadable (%s); rebuilding", folder, e)
             return None
-        return cls(units, bm25)
+        return cls(units, terms, k1, b)

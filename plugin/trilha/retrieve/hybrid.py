@@ -94,7 +94,8 @@ class HybridSearcher:
         policy: CompiledPolicy,
         filters: FilterExpr | None,
     ) -> SideResult:
-        return bm25_side(lexical, text, n, policy.row_mask(lexical.columns, filters))
+        visible = policy.row_mask(lexical.columns)  # the statistics: what the caller may see
+        return bm25_side(lexical, text, n, policy.row_mask(lexical.columns, filters), visible)
 
     def _dense_side(
         self, text: str, n: int, expr: FilterExpr | None, vector: npt.NDArray[np.float32] | None

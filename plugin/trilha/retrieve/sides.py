@@ -1,10 +1,10 @@
 """The two sides of a hybrid search, each a ranked candidate list and a way to score others.
 
-:func:`bm25_side` ranks rows of one lexical snapshot under a row mask; :func:`dense_side` asks
-the dense index with a filter (encoding the query first when no vector is given). Each returns
-a :class:`SideResult` whose ``fill`` scores any other unit on that side, so
-:func:`complete` can give every candidate of the union its real score on both sides before the
-weighted merge.
+:func:`bm25_side` ranks rows of one lexical snapshot under a row mask, with BM25 statistics
+over the rows the caller may see; :func:`dense_side` asks the dense index with a filter
+(encoding the query first when no vector is given). Each returns a :class:`SideResult` whose
+``fill`` scores any other unit on that side, so :func:`complete` can give every candidate of
+the union its real score on both sides before the weighted merge.
 """
 
 from __future__ import annotations
@@ -40,10 +40,17 @@ def elapsed_ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def bm25_side(lexical: LexicalIndex, text: str, n: int, mask: BoolArray | None) -> SideResult:
-    """The top ``n`` rows of ``lexical`` for ``text`` among the rows ``mask`` keeps."""
+def bm25_side(
+    lexical: LexicalIndex,
+    text: str,
+    n: int,
+    mask: BoolArray | None,
+    visible: BoolArray | None = None,
+) -> SideResult:
+    """The top ``n`` rows of ``lexical`` for ``text`` among the rows ``mask`` keeps, scored
+    with the statistics of the rows the caller may see (``visible``; all rows: None)."""
     start = time.perf_counter()
-    everything = lexical.score_all(text)
+    everything = lexical.score_all(text, visible)
     rows = lexical.top(everything, n, mask)
     scores = {lexical.units[r].unit_id: s for r, s in rows}
 

@@ -252,11 +252,10 @@ def load_lexical(
     generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
     rows = list(store.iter_rows())
     units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
-    index = LexicalIndex.load(folder, generation, units)
+    k1, b = settings.bm25_k1, settings.bm25_b
+    index = LexicalIndex.load(folder, generation, units, k1=k1, b=b)
     if index is None:
-        index = LexicalIndex.build(
-            units, [tokens.split() for _, _, tokens in rows], k1=settings.bm25_k1, b=settings.bm25_b
-        )
+        index = LexicalIndex.build(units, [tokens.split() for _, _, tokens in rows], k1=k1, b=b)
         if save:
             index.save(folder, generation)
     index.generation = generation

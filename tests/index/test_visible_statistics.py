@@ -1,0 +1,193 @@
+"""Hidden units move no score a caller sees: BM25's N, df and avgdl count only visible units,
+on the in-memory side, the Qdrant sparse side, a workspace search and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from trilha.access import Principal
+from trilha.access.compiled import compile_policy
+from trilha.cli.main import main
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.index.lexical import LexicalIndex
+from trilha.index.sparse import SparseLexical
+from trilha.index.tokenize import tokenize
+from trilha.ingest.chunking import chunk_document
+from trilha.ingest.loaders import SourceDocument
+from trilha.settings import TrilhaSettings
+from trilha.types import TextUnit
+from trilha.workspace import Workspace
+
+#: Seen by some of the principals below (access metadata, text).
+SEEN: list[tuple[dict[str, object], str]] = [
+    ({}, "The SOC reviews every security incident report within one hour."),
+    ({}, "Remote work needs a VPN; the VPN client is updated monthly."),
+    ({}, "Travel expenses need receipts and a short incident note."),
+    ({"visibility": "org", "org_id": "acme"}, "Acme budget: the audit of the VPN contract."),
+    ({"visibility": "org", "org_id": "acme", "sensitivity": 1}, "Incident budget for acme."),
+    ({"visibility": "restricted", "acl": ["finance"]}, "Finance audit of the incident budget."),
+    ({"visibility": "project", "project_id": "atlas", "hierarchy_level": 2},
+     "Atlas incident security review, security first, then the audit."),
+    ({"lang": "pt"}, "Relatório de incidente de segurança da VPN."),
+]  # fmt: skip
+#: Seen by none of them: another owner's private note, a higher sensitivity, another org,
+#: a role nobody holds, a language none of the seen units has.
+HIDDEN: list[tuple[dict[str, object], str]] = [
+    ({"visibility": "private", "owner_id": "zoe", "sensitivity": 3},
+     "Security incident incident VPN audit: the merger plan."),
+    ({"sensitivity": 3}, "VPN VPN VPN security budget incident"),
+    ({"visibility": "org", "org_id": "beta"}, "Beta incident report on the audit and the VPN."),
+    ({"visibility": "restricted", "acl": ["board"]}, "Board budget audit security incident."),
+    ({"lang": "fr", "sensitivity": 3}, "Rapport des incidents de sécurité et audit du budget."),
+]  # fmt: skip
+PRINCIPALS = {
+    "anonymous": Principal.anonymous(),
+    "user": Principal(user_id="ana", org_ids=["acme"], clearance=1),
+    "roles": Principal(user_id="caio", org_ids=["acme"], project_ids=["atlas"],
+                       roles=["finance", "it"], hierarchy_level=2, clearance=2),
+}  # fmt: skip
+QUERIES = ["security incident", "VPN audit budget", "incident incident report", "relatório"]
+
+
+def documents(rows: list[tuple[dict[str, object], str]], prefix: str) -> list[SourceDocument]:
+    return [
+        SourceDocument(doc_id=f"{prefix}{i}", text=text, source_type="text",
+                       meta={"lang": "en", **meta})
+        for i, (meta, text) in enumerate(rows)
+    ]  # fmt: skip
+
+
+def units_of(docs: list[SourceDocument]) -> tuple[list[TextUnit], list[list[str]]]:
+    units = [u for d in docs for u in chunk_document(d)]
+    return units, [tokenize(u.text, u.lang) for u in units]
+
+
+def visible_scores(lexical: LexicalIndex, principal: Principal, query: str) -> dict[str, float]:
+    """Every visible unit's BM25 score for ``query`` (zeros included)."""
+    visible = compile_policy(principal).row_mask(lexical.columns)
+    scores = lexical.score_all(query, visible)
+    rows = range(len(lexical)) if visible is None else np.flatnonzero(visible)
+    return {lexical.units[r].unit_id: 0.0 if scores is None else float(scores[r]) for r in rows}
+
+
+def reference_bm25(tokens: list[list[str]], query: list[str], k1: float = 1.5, b: float = 0.75):
+    """Lucene BM25 written out from the formula, in plain Python floats."""
+    n, avgdl = len(tokens), sum(max(len(t), 1) for t in tokens) / len(tokens)
+    df = Counter(t for doc in tokens for t in set(doc))
+    out = []
+    for doc in tokens:
+        tf, norm = Counter(doc), k1 * (1 - b + b * max(len(doc), 1) / avgdl)
+        out.append(sum(math.log(1 + (n - df[q] + 0.5) / (df[q] + 0.5)) * tf[q] / (tf[q] + norm)
+                       for q in query if q in tf))  # fmt: skip
+    return out
+
+
+def test_everything_visible_scores_as_bm25s_did() -> None:
+    units, tokens = units_of(documents(SEEN, "s") + documents(HIDDEN, "h"))
+    lexical = LexicalIndex.build(units, tokens)
+    previous = bm25s.BM25(k1=1.5, b=0.75, method="lucene")  # what the index ran before
+    previous.index(tokens, show_progress=False)
+    for query in QUERIES:
+        q = lexical.query_tokens(query)
+        got = lexical.score_all(query)
+        assert got is not None
+        was = previous.get_scores_from_ids(previous.get_tokens_ids(q))
+        np.testing.assert_allclose(got, was, rtol=1e-6, atol=1e-9)  # bm25s keeps float32
+        np.testing.assert_allclose(got, reference_bm25(tokens, q), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("who", list(PRINCIPALS))
+def test_hidden_units_move_no_lexical_score(who: str) -> None:
+    seen, hidden = documents(SEEN, "s"), documents(HIDDEN, "h")
+    before = LexicalIndex.build(*units_of(seen))
+    after = LexicalIndex.build(*units_of(hidden[:2] + seen + hidden[2:]))  # other rows too
+    principal = PRINCIPALS[who]
+    mask = compile_policy(principal).row_mask(after.columns)
+    assert mask is not None and not mask[[after.row_of[f"h{i}#0"] for i in range(5)]].any()
+    for query in QUERIES:
+        old, new = visible_scores(before, principal, query), visible_scores(after, principal, query)
+        assert new.keys() == old.keys() and any(old.values())
+        assert all(abs(new[u] - old[u]) <= 1e-9 for u in old), (query, old, new)
+        visible_before = compile_policy(principal).row_mask(before.columns)
+        assert after.query_tokens(query, mask) == before.query_tokens(query, visible_before)
+
+
+@pytest.mark.parametrize("who", list(PRINCIPALS))
+def test_hidden_units_move_no_sparse_score(tmp_path: Path, who: str) -> None:
+    seen, hidden = units_of(documents(SEEN, "s")), units_of(documents(HIDDEN, "h"))
+    sparse = SparseLexical(QdrantClient(path=str(tmp_path / "q")))
+    sparse.index(*seen)
+    lexical = LexicalIndex.build(*seen)
+    policy = compile_policy(PRINCIPALS[who])
+    visible = policy.row_mask(lexical.columns)
+    before = {}
+    for query in QUERIES:
+        tokens = lexical.query_tokens(query, visible)
+        before[query] = sparse.top(tokens, 50, visible=policy.expr)
+        want = {u: s for u, s in visible_scores(lexical, PRINCIPALS[who], query).items() if s > 0}
+        assert before[query].keys() == want.keys()
+        assert all(abs(before[query][u] - s) <= 1e-9 for u, s in want.items())
+    sparse.index(*hidden)
+    for query in QUERIES:
+        after = sparse.top(lexical.query_tokens(query, visible), 50, visible=policy.expr)
+        assert after.keys() == before[query].keys()
+        assert all(abs(after[u] - s) <= 1e-9 for u, s in before[query].items()), query
+        assert sparse.scores_of(lexical.query_tokens(query, visible), list(after), policy.expr) \
+            == after  # fmt: skip
+
+
+def test_hidden_documents_move_no_search_score(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    settings = TrilhaSettings(graph_backend="none")
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
+        assert not ws.ingest(documents(SEEN, "s")).refused
+
+        def bm25(principal: Principal, query: str) -> dict[str, float | None]:
+            hits = ws.search(query, top_k=20, principal=principal).hits
+            return {h.unit.unit_id: h.scores.bm25 for h in hits}
+
+        before = {(w, q): bm25(p, q) for w, p in PRINCIPALS.items() for q in QUERIES}
+        assert not ws.ingest(documents(HIDDEN, "h")).refused
+        for (who, query), old in before.items():
+            new = bm25(PRINCIPALS[who], query)
+            assert new.keys() == old.keys()
+            for unit_id, score in old.items():
+                assert (score is None) == (new[unit_id] is None)
+                assert score is None or abs(new[unit_id] - score) <= 1e-9, (who, query, unit_id)
+
+
+def test_anonymous_zorblax_score_ignores_a_private_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's reproduction: deleting zoe's private note leaves the public note's score."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text("---\nlang: en\n---\nZorblax is the public name of the plan.\n")
+    (docs / "other.md").write_text("---\nlang: en\n---\nThe quarterly plan has no name yet.\n")
+    (docs / "secret.md").write_text(
+        "---\nlang: en\nvisibility: private\nowner_id: zoe\nsensitivity: 3\n---\n"
+        "Zorblax Zorblax: the private merger behind the plan.\n"
+    )
+    ws = str(tmp_path / "ws")
+
+    def score() -> float:
+        assert main(["query", "-w", ws, "Zorblax", "--json"]) == 0
+        hits = json.loads(capsys.readouterr().out)["hits"]
+        assert hits[0]["unit"]["doc_id"] == "note"  # the dense side may add the other one
+        return float(hits[0]["scores"]["bm25"])
+
+    assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0
+    capsys.readouterr()
+    with_secret = score()
+    assert main(["ingest", "-q", "-w", ws, "--delete", "secret"]) == 0
+    capsys.readouterr()
+    assert abs(score() - with_secret) <= 1e-9
