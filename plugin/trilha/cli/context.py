@@ -7,6 +7,7 @@ from typing import Any
 
 from trilha.cli.options import add_workspace_options, open_workspace
 from trilha.config import DEPTH_LEVELS, STRATEGIES
+from trilha.errors import BadRequestError
 
 
 def add_parser(sub: Any) -> None:
@@ -18,7 +19,12 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("question", help="the question, as the user typed it")
     sp.add_argument("--user", required=True, help="who asks (a user of principals.yaml)")
     sp.add_argument("--conversation", default="cli", help="conversation id (default 'cli')")
-    sp.add_argument("--agent", default="knowledge", help="calling agent type (default knowledge)")
+    sp.add_argument(
+        "--agent",
+        default="knowledge",
+        help="calling agent type, one of the workspace's agents "
+        "(shipped: knowledge, task, user; default knowledge)",
+    )
     sp.add_argument("--project", help="project the question is about")
     sp.add_argument("--depth", choices=DEPTH_LEVELS, help="D0–D4 (default: by the intent)")
     sp.add_argument("--strategy", choices=STRATEGIES, help="strategy (default: by the intent)")
@@ -48,6 +54,12 @@ def cmd_context(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
         orchestrator = Orchestrator(ws)
         try:
+            agents = sorted(a.agent_type for a in orchestrator.config.agents.values())
+            if args.agent not in agents:  # the workspace's agents (or the shipped ones)
+                raise BadRequestError(
+                    f"--agent {args.agent!r} is not an agent of this workspace; "
+                    f"use one of {', '.join(agents)}"
+                )
             bundle = orchestrator.retrieve(request)
         finally:
             orchestrator.close()  # the job's graph mirror lands before the graph closes

@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from trilha.cli import (
     ask,
@@ -38,13 +39,26 @@ from trilha.cli import (
 from trilha.errors import BadRequestError, TrilhaError
 from trilha.index.language import written_code
 
+#: What an integer or a number option takes: ASCII digits as a user types them (``int()`` and
+#: ``float()`` alone also take ``1_0``, `` 5``, other scripts' digits, ``nan`` and ``inf``).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (what is wrong, where to read more) instead
-    of the usage block; subcommands' parsers are of this class too."""
+    of the usage block, and integer and number options take plain digits only; subcommands'
+    parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        pattern = {int: _INTEGER, float: _NUMBER}.get(action.type)  # type: ignore[call-overload]
+        if pattern is not None and not pattern.fullmatch(arg_string):
+            kind = "an integer such as 5" if action.type is int else "a number such as 1.5"
+            raise argparse.ArgumentError(action, f"{arg_string!r} is not {kind}")
+        return super()._get_value(action, arg_string)
 
     def command(self, name: str) -> argparse.ArgumentParser:
         """The parser of subcommand ``name`` (this one when there is none)."""
