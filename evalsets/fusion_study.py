@@ -34,7 +34,7 @@ TOP_K = 100
 def scores_of(data: Path, workspace: Path, grid: list[Fusion]) -> dict[str, np.ndarray]:
     """Mean nDCG@10 of every setting of ``grid`` on the set's train and test queries."""
     out = {}
-    with Workspace.open(workspace) as ws:
+    with Workspace.open(workspace, create=True) as ws:
         for split in ("train", "test"):
             ds = load_beir(data, split)
             queries = collect(ws, ds.queries, ds.qrels)

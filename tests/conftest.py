@@ -136,7 +136,7 @@ def make_docs() -> list[SourceDocument]:
 @pytest.fixture()
 def small_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
     """A fresh workspace holding :func:`make_docs`."""
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
     ws.ingest(make_docs())
     yield ws
     ws.close()
@@ -148,7 +148,7 @@ def sample_ws(
 ) -> Iterator[Workspace]:
     """The bundled sample corpus, ingested once per session (read-only in tests)."""
     ws = Workspace.open(
-        tmp_path_factory.mktemp("sample") / "ws", TrilhaSettings(), embedder=embedder
+        tmp_path_factory.mktemp("sample") / "ws", TrilhaSettings(), embedder=embedder, create=True
     )
     ws.ingest(load_path(SAMPLES))
     yield ws
@@ -216,7 +216,9 @@ def org_ws(
 ) -> Iterator[Workspace]:
     """The sample organisation on embedded FalkorDB, built once per session (read-only)."""
     folder = tmp_path_factory.mktemp("org") / "ws"
-    ws = Workspace.open(folder, TrilhaSettings(graph_backend="falkordb"), embedder=embedder)
+    ws = Workspace.open(
+        folder, TrilhaSettings(graph_backend="falkordb"), embedder=embedder, create=True
+    )
     load_org(ws)
     yield ws
     ws.close()

@@ -47,7 +47,7 @@ def zh_docs() -> list[SourceDocument]:
 @pytest.fixture()
 def mixed_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
     """The eight en/pt documents of the suite plus the three Chinese ones."""
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
     ws.ingest([*make_docs(), *zh_docs()])
     yield ws
     ws.close()
@@ -78,7 +78,7 @@ def test_the_graph_of_a_chinese_document_has_its_terms(mixed_ws: Workspace) -> N
 def test_cli_topn_finds_a_chinese_entity(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(zh_docs())
     capsys.readouterr()
     args = ["graph", "topn", "-w", str(tmp_path / "ws"), "--entity", "图数据库", "--json"]

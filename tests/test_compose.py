@@ -38,7 +38,7 @@ def test_an_unreachable_graph_becomes_a_warning_and_a_warning_booster(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     settings = TrilhaSettings(graph_backend="bolt", graph_url=None)  # cannot be opened
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         assert ws.graph is None and ws.graph_warning is not None
         assert ws.graph_warning.startswith("graph unavailable (ConfigurationError")
         assert isinstance(ws.booster, UnavailableBooster)
@@ -51,8 +51,10 @@ def test_a_part_that_fails_to_open_releases_the_workspace(
 ) -> None:
     no_server = TrilhaSettings(graph_backend="none", qdrant_mode="server")
     with pytest.raises(ConfigurationError, match="TRILHA_QDRANT_URL"):
-        Workspace.open(tmp_path / "ws", no_server, embedder=embedder)
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:  # not locked
+        Workspace.open(tmp_path / "ws", no_server, embedder=embedder, create=True)
+    with Workspace.open(
+        tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True
+    ) as ws:  # not locked
         assert len(ws) == 0
 
 

@@ -27,7 +27,7 @@ DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 
 @pytest.fixture()
 def legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
     ws.ingest(load_path(SAMPLES))
     assert ws.ingest_records(RECORDS) == 74
     yield ws
@@ -72,7 +72,7 @@ def test_unreachable_graph_server_degrades(
     settings = TrilhaSettings(
         graph_backend="bolt", graph_url="bolt://127.0.0.1:9", graph_timeout_s=0.5
     )
-    with Workspace.open(tmp_path / "w", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", settings, embedder=embedder, create=True) as ws:
         report = ws.ingest(make_docs()[:2])
         assert report.docs_added == 2 and any("graph ingest failed" in e for e in report.errors)
         result = ws.search("remote work VPN", top_k=2)
@@ -84,7 +84,7 @@ def test_graph_off_means_no_kg_and_no_warning(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     with Workspace.open(
-        tmp_path / "w", TrilhaSettings(graph_backend="none"), embedder=embedder
+        tmp_path / "w", TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
     ) as ws:
         ws.ingest(make_docs()[:2])
         result = ws.search("remote work VPN", top_k=2)
@@ -96,7 +96,7 @@ def test_graph_off_means_no_kg_and_no_warning(
 def test_a_graph_without_evidence_changes_no_score_under_either_merge(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(load_path(SAMPLES))  # entities in the graph, no Criterio, Fato or Prova
         for merge in ("weighted", "rrf"):
             boosted = ws.search("LGPD incident notification", top_k=10, merge=merge, kg=True)
@@ -201,7 +201,7 @@ def test_a_configured_extractor_feeds_the_graph(
             )
 
     with Workspace.open(
-        tmp_path / "w", TrilhaSettings(), embedder=embedder, extractor=Glossary()
+        tmp_path / "w", TrilhaSettings(), embedder=embedder, extractor=Glossary(), create=True
     ) as ws:
         ws.ingest(make_docs())
         assert ws.graph is not None
@@ -279,12 +279,12 @@ def test_graph_orphans_are_removed_when_the_workspace_opens(
 ) -> None:
     from trilha.types import TextUnit
 
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(make_docs()[:3])
         assert ws.graph is not None
         ws.graph.ingest([TextUnit(unit_id="ghost#0", doc_id="ghost", text="Orphan ACME unit")])
         assert "ghost#0" in ws.check().graph.orphans  # type: ignore[union-attr]
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         found = ws.check()
         assert found.consistent and found.graph is not None and found.graph.count == 3
         assert ws.graph is not None and "ghost" not in ws.graph.doc_ids()
@@ -314,12 +314,12 @@ def test_an_old_graph_gets_its_access_fields_when_the_workspace_opens(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     strip = "MATCH (n) WHERE n:Doc OR n:Chunk REMOVE n.acl, n.sensitivity, n.org_id"
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(make_docs()[:3])
         assert ws.graph is not None
         ws.graph.store.write(strip)  # as a graph written before issue 8 holds them
         assert ws.graph.topn(principal=READER).items == []  # missing fields fail closed
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         assert ws.graph is not None
         rows = ws.graph.store.run("MATCH (c:Chunk) RETURN c.acl AS acl, c.sensitivity AS s")
         assert len(rows) >= 3 and all(r["acl"] is not None and r["s"] is not None for r in rows)

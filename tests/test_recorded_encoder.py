@@ -23,7 +23,7 @@ def test_the_recorded_model_is_used_when_none_is_named(tmp_path: Path) -> None:
     _built_with(tmp_path / "ws", "multilingual-e5-small-enpt")
     settings = recorded_encoder(tmp_path / "ws", TrilhaSettings(graph_backend="none"))
     assert settings.embedding_model == "multilingual-e5-small-enpt"
-    with Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none")) as ws:
+    with Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), create=True) as ws:
         assert ws.embedder.model_id == "multilingual-e5-small-enpt"
 
 
@@ -32,7 +32,7 @@ def test_a_named_model_must_match_the_recorded_one(tmp_path: Path) -> None:
     named = TrilhaSettings(graph_backend="none", embedding_model="multilingual-e5-small")
     assert recorded_encoder(tmp_path / "ws", named) is named
     with pytest.raises(ConfigurationError, match="was built with"):
-        Workspace.open(tmp_path / "ws", named)
+        Workspace.open(tmp_path / "ws", named, create=True)
 
 
 def test_a_new_workspace_takes_the_settings(tmp_path: Path) -> None:

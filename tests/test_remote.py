@@ -104,7 +104,7 @@ def test_a_workspace_on_a_remote_encoder_and_its_degradation(
     with _served(embedder) as tei:
         settings = TrilhaSettings(embedding_url=tei.url, reranker_url=tei.url,
                                   remote_retries=0)  # fmt: skip
-        with Workspace.open(tmp_path / "ws", settings) as ws:
+        with Workspace.open(tmp_path / "ws", settings, create=True) as ws:
             ws.ingest(make_docs())
             good = ws.search("security incident", top_k=3, rerank=True)
             assert good.hits and good.trace.ann_hits > 0 and good.trace.stage("rerank")

@@ -41,7 +41,7 @@ def shared(qdrant: QdrantTestServer) -> TrilhaSettings:
 def writer(
     tmp_path: Path, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
 ) -> Iterator[Workspace]:
-    with Workspace.open(tmp_path / "ws", shared, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", shared, embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
         yield ws
 
@@ -63,7 +63,9 @@ def test_a_workspace_on_a_qdrant_server_ingests_searches_deletes_and_reopens(
     assert writer.dense.count() == units - gone and writer.check().consistent
     path = writer.path
     writer.close()
-    with Workspace.open(path, shared, embedder=embedder) as again:  # the collection is kept
+    with Workspace.open(
+        path, shared, embedder=embedder, create=True
+    ) as again:  # the collection is kept
         assert again.dense.count() == units - gone and again.check().consistent
 
 
@@ -104,10 +106,10 @@ def test_read_only_needs_shared_indices_and_an_existing_workspace(
         Workspace.open(tmp_path / "a", TrilhaSettings(graph_backend="none", read_only=True))
     embedded_graph = TrilhaSettings(qdrant_url=qdrant.url, read_only=True)
     with pytest.raises(ConfigurationError, match="graph must be a server: set TRILHA_GRAPH_URL"):
-        Workspace.open(tmp_path / "a", embedded_graph)
+        Workspace.open(tmp_path / "a", embedded_graph, create=True)
     shared = TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none", read_only=True)
     with pytest.raises(WorkspaceError, match="no trilha workspace at"):
-        Workspace.open(tmp_path / "a", shared, embedder=embedder)
+        Workspace.open(tmp_path / "a", shared, embedder=embedder, create=True)
     assert not (tmp_path / "a").exists()
 
 
@@ -157,18 +159,18 @@ def test_a_snapshot_saved_by_an_older_trilha_still_loads(tmp_path: Path) -> None
 def test_two_workspaces_on_one_server_keep_their_own_collections(
     tmp_path: Path, shared: TrilhaSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with Workspace.open(tmp_path / "a", shared, embedder=embedder) as a:
+    with Workspace.open(tmp_path / "a", shared, embedder=embedder, create=True) as a:
         a.ingest(make_docs())
-        with Workspace.open(tmp_path / "b", shared, embedder=embedder) as b:
+        with Workspace.open(tmp_path / "b", shared, embedder=embedder, create=True) as b:
             b.ingest([NEW])
             assert b.check().consistent and a.check().consistent  # neither repaired the other
             assert _docs(b, "security incident") == ["zr"]
             assert "zr" not in _docs(a, "zirconium corrosion")
             collections = {a.dense.collection, b.dense.collection}  # type: ignore[attr-defined]
     assert len(collections) == 2
-    with Workspace.open(tmp_path / "a", shared, embedder=embedder) as again:
+    with Workspace.open(tmp_path / "a", shared, embedder=embedder, create=True) as again:
         assert again.dense.count() == len(again) > 0  # the recorded collection, reopened
     named = shared.model_copy(update={"qdrant_collection": "other"})
     named.model_fields_set.add("qdrant_collection")
     with pytest.raises(ConfigurationError, match="keeps its vectors in Qdrant collection"):
-        Workspace.open(tmp_path / "a", named, embedder=embedder)
+        Workspace.open(tmp_path / "a", named, embedder=embedder, create=True)

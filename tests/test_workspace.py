@@ -66,7 +66,7 @@ def test_delete_removes_from_every_index(small_ws: Workspace) -> None:
 
 
 def test_reopen_does_not_reencode(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
         expected = _doc_ids(ws.search("VPN", top_k=4))
 
@@ -75,7 +75,7 @@ def test_reopen_does_not_reencode(tmp_path: Path, embedder: SentenceTransformerE
             raise AssertionError("re-encoded on reopen")
 
     again = NoEncode(cache_dir=tmp_path / "m")
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=again) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=again, create=True) as ws:
         assert len(ws) == 8
         assert ws.ingest(make_docs()).docs_unchanged == 8
         assert _doc_ids(ws.search("VPN", top_k=4)) == expected
@@ -86,10 +86,10 @@ def test_lost_dense_folder_is_repaired(
 ) -> None:
     import shutil
 
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
     shutil.rmtree(tmp_path / "w" / "qdrant-edge")
-    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True) as ws:
         assert ws.dense.count() == 8
         assert _doc_ids(ws.search("security incident", top_k=1, sides=("semantic",))) == ["runbook"]
 
@@ -159,15 +159,17 @@ def test_empty_query_is_a_clear_error(small_ws: Workspace) -> None:
 def test_empty_workspace_returns_nothing(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with Workspace.open(tmp_path / "e", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "e", TrilhaSettings(), embedder=embedder, create=True) as ws:
         assert ws.search("anything").hits == []
 
 
 def test_encoder_switch_is_refused(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
-    Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder).close()
+    Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=embedder, create=True).close()
     with pytest.raises(ConfigurationError, match="built with"):
         Workspace.open(
-            tmp_path / "w", TrilhaSettings(embedding_model="other/model", embedding_dimension=768)
+            tmp_path / "w",
+            TrilhaSettings(embedding_model="other/model", embedding_dimension=768),
+            create=True,
         )
 
 

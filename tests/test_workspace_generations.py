@@ -39,7 +39,9 @@ def _docs(round_no: int) -> list[SourceDocument]:
 def test_searches_during_ingest_see_one_generation(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder)
+    ws = Workspace.open(
+        tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    )
     generations: dict[int, dict[str, str]] = {}  # round -> {unit_id: text} of its snapshot
     started, done = [0], [0]
     ws.ingest(_docs(0), max_words=20)

@@ -21,7 +21,7 @@ def test_legacy_units_become_private_and_payloads_are_rewritten(
         SourceDocument(doc_id=d, text=f"{d} vpn policy text", source_type="text")
         for d in ("old", "fine")
     ]
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(docs)
     db = sqlite3.connect(tmp_path / "ws" / "units.sqlite")
     (body,) = db.execute("SELECT body FROM units WHERE doc_id='old'").fetchone()
@@ -30,7 +30,7 @@ def test_legacy_units_become_private_and_payloads_are_rewritten(
     db.execute("DELETE FROM meta WHERE key='access'")
     db.commit()
     db.close()
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         (old,) = ws.store.units_of(["old"])
         assert (old.visibility, old.owner_id) == ("private", "org-acme")
         assert [h.unit.doc_id for h in ws.search("vpn policy").hits] == ["fine"]

@@ -37,7 +37,9 @@ def access_ws(
         for i in range(N)
     ]
     settings_ = TrilhaSettings(graph_backend="none")
-    ws = Workspace.open(tmp_path_factory.mktemp("acc") / "ws", settings_, embedder=embedder)
+    ws = Workspace.open(
+        tmp_path_factory.mktemp("acc") / "ws", settings_, embedder=embedder, create=True
+    )
     assert not ws.ingest(docs).refused
     yield ws
     ws.close()
@@ -92,7 +94,9 @@ def test_a_public_workspace_skips_the_dense_filter_but_never_leaks_strays(
 ) -> None:
     """Everyone sees every stored unit, so the dense side runs unfiltered; a vector the store
     lacks (here a private one written straight into the dense index) is still never returned."""
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder)
+    ws = Workspace.open(
+        tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    )
     with ws:
         ws.ingest([SourceDocument(doc_id=f"p{i}", text=f"vpn guide {i}", source_type="text")
                    for i in range(5)])  # fmt: skip

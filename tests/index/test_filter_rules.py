@@ -54,7 +54,7 @@ def ws(
     """make_docs() plus two rulings with domain fields (ministro, tipo_recurso, orgao, 'a.b')
     and one in Brazilian Portuguese (written ``pt_br``)."""
     path: Path = tmp_path_factory.mktemp("rules") / "ws"
-    workspace = Workspace.open(path, TrilhaSettings(), embedder=embedder)
+    workspace = Workspace.open(path, TrilhaSettings(), embedder=embedder, create=True)
     workspace.ingest([*make_docs(), *_rulings()])
     yield workspace
     workspace.close()

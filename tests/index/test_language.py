@@ -73,7 +73,7 @@ def test_beir_jsonl_in_portuguese_is_indexed_with_the_portuguese_analyser(
         {"_id": "b", "title": "", "text": "O prazo para recorrer da sentença é de quinze dias."},
     ]
     corpus.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
-    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest_path(corpus)
         assert {u.lang for u in ws.all_units()} == {"pt"}
         # pt stemming meets 'distribuição' with 'distribuições'; 'para' and 'de' are stopwords

@@ -37,7 +37,7 @@ def test_fields_are_extracted_once_and_front_matter_wins(
                                   groq_base_url=server.base_url)  # fmt: skip
         docs = [_decision("d1", "Recurso especial sobre tarifa bancária cobrada em dobro."),
                 _decision("d2", "Outro recurso sobre tarifa.", resultado="desprovido")]  # fmt: skip
-        with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+        with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
             first = ws.ingest(docs)
             again = ws.ingest(docs)
             found = feature_search(ws, {"categorias": ["bancário"], "unanimidade": True})
@@ -58,7 +58,7 @@ def test_a_failing_model_leaves_the_document_and_says_so(
     with GroqTestServer(lambda request: Reply(status=500, content="boom")) as server:
         settings = TrilhaSettings(feature_extraction="llm", groq_api_key="test",
                                   groq_base_url=server.base_url)  # fmt: skip
-        with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+        with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
             report = ws.ingest([_decision("d1", "Recurso especial.")])
             assert len(ws) == 1
     assert report.docs_added == 1 and len(report.errors) == 1

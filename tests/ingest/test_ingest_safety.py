@@ -38,7 +38,7 @@ def corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture()
 def ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    workspace = Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder)
+    workspace = Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True)
     yield workspace
     workspace.close()
 
@@ -107,13 +107,13 @@ class FailingDense:
 def test_a_failure_mid_batch_leaves_each_document_old_or_new(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path, method: str, n: int
 ) -> None:
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.ingest_path(corpus)
         before = {d: _texts(ws, d) for d in ws.store.doc_ids()}
     # d0 grows (new units), d2 shrinks (stale units to remove): both kinds of change in a batch
     _write(corpus, "d0.md", "# Policy 0\n\nvpn access, version two.\n\n" + "More text. " * 400)
     _write(corpus, "d2.md", "incident report, version two.")
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.dense = FailingDense(ws.dense, method, n)  # type: ignore[assignment]
         pipeline_batch = 2  # several encode batches, so the failure can land between them
         with pytest.raises(OSError, match="injected"):
@@ -122,7 +122,7 @@ def test_a_failure_mid_batch_leaves_each_document_old_or_new(
             IngestPipeline(ws.store, ws.dense, embedder, encode_batch=pipeline_batch).run(
                 ws.load(corpus), progress=False
             )
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         assert ws.check().consistent
         for doc_id, old in before.items():
             now = _texts(ws, doc_id)
@@ -202,7 +202,7 @@ def _vector(ws: Workspace) -> npt.NDArray[np.float32]:
 def test_repair_on_open_compares_id_sets_not_counts(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path
 ) -> None:
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.ingest_path(corpus)
         real = sorted(ws.store.unit_ids())
         # one orphan in, one real unit out: the counts stay equal, the sets do not
@@ -212,14 +212,14 @@ def test_repair_on_open_compares_id_sets_not_counts(
         assert ws.dense.count() == len(real)
         found = ws.check()
         assert (found.dense.orphans, found.dense.missing) == (["ghost#0"], [real[0]])
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         assert ws.dense.unit_ids() == set(real) and ws.check().consistent
 
 
 def test_orphan_vectors_never_cost_a_result(
     tmp_path: Path, embedder: SentenceTransformerEmbedder, corpus: Path
 ) -> None:
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.ingest_path(corpus)
         total = len(ws)
         ghosts = [
@@ -228,7 +228,9 @@ def test_orphan_vectors_never_cost_a_result(
         ]
         vectors = embedder.encode_documents([g.text for g in ghosts])
         ws.dense.upsert(ghosts, vectors)
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, repair=False) as ws:
+    with Workspace.open(
+        tmp_path / "ws", NO_GRAPH, embedder=embedder, repair=False, create=True
+    ) as ws:
         result = ws.search("vpn access policy", top_k=total)
         assert len(result.hits) == total
         assert any("not in this search's snapshot" in w for w in result.trace.warnings)
@@ -269,11 +271,11 @@ def test_ingest_dot_never_reads_the_workspace_itself(
 ) -> None:
     _write(tmp_path / "proj", "notes.md", "project notes")
     monkeypatch.chdir(tmp_path / "proj")
-    with Workspace.open(Path(".trilha"), TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(Path(".trilha"), TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest_path(".")  # the graph writes a retrieval log (.jsonl) inside .trilha
         ws.search("notes", top_k=1)
         assert ws.store.doc_ids() == ["notes"]
-    with Workspace.open(tmp_path / "proj" / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "proj" / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         (tmp_path / "proj" / "ws" / "stray.jsonl").write_text('{"doc_id": "x", "text": "y"}\n')
         report = ws.ingest_path(tmp_path / "proj")
         assert ws.store.doc_ids() == ["notes"] and not report.refused
@@ -282,13 +284,36 @@ def test_ingest_dot_never_reads_the_workspace_itself(
 def test_a_busy_workspace_is_refused_in_one_line(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder):
+    import subprocess
+    import sys
+
+    Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True).close()
+    holder = subprocess.Popen(  # another process holds the workspace's lock
+        [sys.executable, "-c", _HOLDER, str(tmp_path / "ws")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(WorkspaceError) as info:
             Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder)
         message = str(info.value)
         assert f"workspace {tmp_path / 'ws'} is in use by another trilha process" in message
-        assert f"(pid {os.getpid()})" in message and "\n" not in message
+        assert f"(pid {holder.pid})" in message and "\n" not in message
+    finally:
+        holder.communicate("")
     Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder).close()
+
+
+_HOLDER = """
+import sys
+from pathlib import Path
+from trilha.workspace.lock import WorkspaceLock
+lock = WorkspaceLock.acquire(Path(sys.argv[1]))
+print("held", flush=True)
+sys.stdin.read()
+"""
 
 
 def test_opening_a_missing_workspace_read_only_creates_nothing(tmp_path: Path) -> None:
@@ -303,7 +328,7 @@ from pathlib import Path
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 from trilha.ingest.pipeline import IngestPipeline
-ws = Workspace.open(Path(sys.argv[1]), TrilhaSettings(graph_backend="none"))
+ws = Workspace.open(Path(sys.argv[1]), TrilhaSettings(graph_backend="none"), create=True)
 target, countdown = sys.argv[3], [int(sys.argv[4])]
 owner = ws.store if target == "replace_doc" else ws.dense if target != "encode" else ws.embedder
 name = "encode_documents" if target == "encode" else target
@@ -336,7 +361,7 @@ def test_kill_9_during_an_ingest_leaves_every_document_old_or_new(
 
     for i in range(4, 12):
         _write(corpus, f"d{i}.md", f"# Policy {i}\n\nRule {i}, version one.\n" + "Old. " * 300)
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.ingest_path(corpus)
         before = {d: _texts(ws, d) for d in ws.store.doc_ids()}
     for i in range(12):  # some documents grow, d4… shrink: new units and stale units
@@ -347,7 +372,7 @@ def test_kill_9_during_an_ingest_leaves_every_document_old_or_new(
         check=False,
     )
     assert child.returncode == -9
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         assert ws.check().consistent
         changed = 0
         for doc_id, old in before.items():
@@ -368,14 +393,14 @@ def test_stored_tokens_follow_the_tokenizer_version(
     from trilha.ingest.loaders import SourceDocument
 
     doc = SourceDocument(doc_id="zh", text="图数据库可以存储实体和关系。")
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         ws.ingest([doc, SourceDocument(doc_id="en", text="Relational tables and rows.")])
     db = sqlite3.connect(tmp_path / "ws" / "units.sqlite")  # as an older trilha stored them
     db.execute("UPDATE units SET tokens='图数据库可以存储实体和关系' WHERE doc_id='zh'")
     db.execute("UPDATE meta SET value='1' WHERE key='tokenizer'")
     db.commit()
     db.close()
-    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=embedder, create=True) as ws:
         hits = ws.search("图数据库", top_k=1, sides=("bm25",)).hits
         assert [h.unit.doc_id for h in hits] == ["zh"]
         assert ws.store.get_meta("tokenizer") == TOKENIZER_VERSION

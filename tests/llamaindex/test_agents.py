@@ -210,7 +210,7 @@ def test_without_a_graph_the_graph_tools_are_left_out(
     embedder: SentenceTransformerEmbedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = TrilhaSettings(graph_backend="none")
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
         orch = Orchestrator(ws, principals={READER.user_id: READER})
         spec = orch.config.agents["knowledge_agent"]

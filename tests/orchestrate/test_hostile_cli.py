@@ -40,7 +40,9 @@ def task_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Path:
     folder = tmp_path / "ws"
     records = tmp_path / "records.jsonl"
     records.write_text("\n".join(json.dumps(r) for r in RECORDS), encoding="utf-8")
-    with Workspace.open(folder, TrilhaSettings(graph_backend="falkordb"), embedder=embedder) as ws:
+    with Workspace.open(
+        folder, TrilhaSettings(graph_backend="falkordb"), embedder=embedder, create=True
+    ) as ws:
         ws.ingest_records(records)
     (folder / "principals.yaml").write_text(PRINCIPALS, encoding="utf-8")
     return folder
@@ -58,7 +60,7 @@ def test_the_job_of_trilha_context_is_mirrored_before_the_workspace_closes(
         assert main(["context", question, "--user", "bruno.ti", "-w", str(task_ws), "--json"]) == 0
     job = json.loads(capsys.readouterr().out)["trace"]["job_id"]
     assert not [r for r in caplog.records if "not mirrored" in r.getMessage()]
-    with Workspace.open(task_ws, TrilhaSettings(graph_backend="falkordb")) as ws:
+    with Workspace.open(task_ws, TrilhaSettings(graph_backend="falkordb"), create=True) as ws:
         assert ws.graph is not None
         rows = ws.graph.store.run(
             "MATCH (j:RetrievalJob {id: $id}) RETURN j.raw_query AS q", {"id": job}
@@ -94,10 +96,10 @@ def test_the_demo_stories_jobs_are_mirrored_before_the_workspace_closes(
     (task_ws / "principals.yaml").write_text(
         PRINCIPALS + "  maria.cfo:\n    org_ids: [acme]\n", encoding="utf-8"
     )
-    with Workspace.open(task_ws, settings) as ws:
+    with Workspace.open(task_ws, settings, create=True) as ws:
         tell_stories(ws)
     assert "Seed 004's user stories" in capsys.readouterr().out
-    with Workspace.open(task_ws, settings) as ws:
+    with Workspace.open(task_ws, settings, create=True) as ws:
         assert ws.graph is not None
         rows = ws.graph.store.run("MATCH (j:RetrievalJob) RETURN count(j) AS n")
     assert rows[0]["n"] == len(STORIES)

@@ -22,7 +22,9 @@ PRINCIPALS = "principals:\n  ana:\n    org_ids: [acme]\n"
 @pytest.fixture()
 def bare_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
     """An empty workspace without a graph, whose one principal is ``ana``."""
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder)
+    ws = Workspace.open(
+        tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    )
     (ws.path / "principals.yaml").write_text(PRINCIPALS, encoding="utf-8")
     yield ws
     ws.close()

@@ -42,7 +42,7 @@ def test_turns_go_to_the_graph_when_the_settings_ask(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     settings = TrilhaSettings(graph_backend="falkordb", memory_in_graph=True)
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         orchestrator = Orchestrator(ws)
         turn = orchestrator.memory.record_turn("ana", "c1", "user", "Quando vence o ROPA?")
         rows = ws.require_graph().store.run(

@@ -101,7 +101,7 @@ def test_named_nodes_only_those_the_user_sees(
             "title": "Atlas", "visibility": "private", "owner_id": "ana"}}) + "\n",
         encoding="utf-8",
     )  # fmt: skip
-    with Workspace.open(folder, TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(folder, TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest_records(records)
     (folder / "principals.yaml").write_text("principals:\n  ana: {}\n  bob: {}\n")
     question = "Quais tarefas do projeto Atlas estão atrasadas?"

@@ -105,7 +105,9 @@ def world(
 ) -> Iterator[World]:
     rng = np.random.default_rng(2026)
     folder = tmp_path_factory.mktemp("leaks")
-    ws = Workspace.open(folder / "ws", TrilhaSettings(graph_backend="falkordb"), embedder=embedder)
+    ws = Workspace.open(
+        folder / "ws", TrilhaSettings(graph_backend="falkordb"), embedder=embedder, create=True
+    )
     words = WORDS.split()
     docs = [
         SourceDocument(

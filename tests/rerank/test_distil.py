@@ -225,7 +225,7 @@ def test_pairs_are_exactly_what_ask_sends_its_reranker(
     settings = TrilhaSettings(
         reranker_model=str(tiny_cross_encoder), rerank_backend="torch", rerank_precision="fp32"
     )
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(load_path(SAMPLES))
         sent: list[tuple[str, list[str]]] = []
         reranker = ws.reranker

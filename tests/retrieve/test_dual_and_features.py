@@ -89,7 +89,7 @@ def test_feature_search_reads_only_what_the_caller_may_see(
         SourceDocument(doc_id="acme", text="Decisão interna.",
                        meta={**decision, "visibility": "org", "org_id": "acme"}),
     ]  # fmt: skip
-    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True) as ws:
         ws.ingest(docs)
         found = [feature_search(ws, {"resultado": "provido"}, p) for p in (None, ACME)]
     assert [{d.doc_id for d in f.documents} for f in found] == [{"pub"}, {"pub", "acme"}]

@@ -45,7 +45,9 @@ def _scoped_docs() -> list[SourceDocument]:
 
 @pytest.fixture()
 def scoped_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder)
+    ws = Workspace.open(
+        tmp_path / "ws", TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    )
     ws.ingest(_scoped_docs())
     yield ws
     ws.close()
@@ -119,7 +121,7 @@ def test_a_given_vector_or_a_zero_ttl_bypasses_the_cache(
     vector = embedder.encode_queries(["prazo"])[0]
     scoped_ws.search("prazo", vector=vector)
     assert not scoped_ws.search("prazo", vector=vector).trace.cache_hit
-    with Workspace.open(tmp_path / "off", uncached(None), embedder=embedder) as off:
+    with Workspace.open(tmp_path / "off", uncached(None), embedder=embedder, create=True) as off:
         assert off.cache is None
         off.ingest(make_docs())
         assert off.search("prazo").trace.stages[0].name != "cache"
@@ -146,7 +148,7 @@ def test_results_live_in_redis_when_a_url_is_set(
 
     client = redis.Redis.from_url(redis_url)  # shared by the session's tests
     before = set(client.keys("trilha:result:*"))
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
         first = ws.search("security incident", top_k=2, principal=ANA)
         assert isinstance(ws.cache, ResultCache) and isinstance(ws.cache.store, RedisStore)
@@ -161,7 +163,7 @@ def test_a_redis_that_is_down_degrades_to_no_cache_with_a_warning(
 ) -> None:
     down = f"unix://{tmp_path / 'nobody.sock'}"
     settings = TrilhaSettings(graph_backend="none", redis_url=down)
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(make_docs())
         result = ws.search("security incident", top_k=2)
         assert result.hits and not result.trace.cache_hit

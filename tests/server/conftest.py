@@ -66,7 +66,9 @@ def globex_ws(
     tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
 ) -> Iterator[Workspace]:
     folder = tmp_path_factory.mktemp("globex") / "ws"
-    ws = Workspace.open(folder, TrilhaSettings(graph_backend="none"), embedder=embedder)
+    ws = Workspace.open(
+        folder, TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
+    )
     ws.ingest(make_docs())
     yield ws
     ws.close()

@@ -128,7 +128,7 @@ def test_two_projects_may_not_share_a_qdrant_collection(
     with QdrantTestServer() as qdrant:
         same = TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none", qdrant_collection="c")
         for name in ("a", "b"):
-            Workspace.open(tmp_path / name, same, embedder=embedder).close()
+            Workspace.open(tmp_path / name, same, embedder=embedder, create=True).close()
         projects = {n: ProjectEntry(workspace=tmp_path / n, tenant="t") for n in ("a", "b")}
         config = ServiceConfig(projects=projects, keys=[], anonymous=True)
         with pytest.raises(ConfigurationError, match="would share Qdrant collection 'c'"):

@@ -84,7 +84,7 @@ def test_replayed_fusion_equals_the_searchers(
 ) -> None:
     ds = load_beir(folder, "test")
     settings = TrilhaSettings(graph_backend="none", fusion_by_lang={"en": {"signal": signal}})
-    with Workspace.open(tmp_path / "ws", settings, embedder=embedder) as ws:
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(ds.documents(), lang="en")
         system = workspace_system(ws, SPECS[name], 100)
         run = {q.query_id: rank_scores(system(q.text)) for q in ds.queries}
@@ -99,7 +99,7 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
     folder: Path, tmp_path: Path, settings: TrilhaSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
     ws_dir = tmp_path / "ws"
-    with Workspace.open(ws_dir, settings, embedder=embedder):
+    with Workspace.open(ws_dir, settings, embedder=embedder, create=True):
         pass  # the same encoder as the tests' (the workspace remembers its model)
     dry = run_tune(
         folder, ws_dir, lang="en", folds=2, write=False, progress=False, settings=settings
@@ -112,7 +112,7 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
     assert merge["train_ndcg@10"]["tuned"] >= merge["train_ndcg@10"]["untuned"]
     written = (ws_dir / TUNED_FILE).read_text()
     assert written.startswith("# Written by trilha tune")
-    with Workspace.open(ws_dir, settings, embedder=embedder) as ws:
+    with Workspace.open(ws_dir, settings, embedder=embedder, create=True) as ws:
         fusion, origin = ws.fusion.resolve("en")
         assert fusion == Fusion(**report["tuned"])
         tuned_fields = [k for k, v in origin.items() if v.startswith("tuned")]

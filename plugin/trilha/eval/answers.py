@@ -65,7 +65,7 @@ def run_answer_eval(
     folder = Path(workspace_dir) if workspace_dir else default_workspace(Path(out_path), name)
     settings = uncached(settings)
     judge = make_judge(settings.nli_model)
-    with Workspace.open(folder, settings) as ws:
+    with Workspace.open(folder, settings, create=True) as ws:
         questions = _questions(ws, data_dir, split, lang, progress)[:max_queries]
         answers = asyncio.run(_answer_all(ws, questions, rerank, progress))
         scores = _scored(ws, [a for a, _ in answers], questions, judge)

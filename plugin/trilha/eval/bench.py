@@ -167,7 +167,7 @@ def bench_ingest(
     embedder.encode_documents(["warm up"])
     with (
         tempfile.TemporaryDirectory(prefix="trilha-bench-ingest-") as tmp,
-        Workspace.open(tmp, settings, embedder=embedder) as fresh,
+        Workspace.open(tmp, settings, embedder=embedder, create=True) as fresh,
     ):
         start = time.perf_counter()
         report = fresh.ingest(docs, progress=progress)
@@ -213,7 +213,7 @@ def run_bench(
     result: dict[str, Any] = {"dataset": ds.name, "n_queries": len(texts)}
     ce = _reranker(reranker, rerank_backend, rerank_precision, settings, folder)
     result["config"] = _config(folder, reranker, ce, scale)
-    with Workspace.open(folder, settings, reranker=ce) as ws:
+    with Workspace.open(folder, settings, reranker=ce, create=True) as ws:
         ws.ingest(ds.documents(), progress=progress)
         result.update(bench_latency(ws, texts, reranker is not None, progress, systems))
         if ingest_docs != 0:

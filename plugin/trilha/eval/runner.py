@@ -159,7 +159,7 @@ def run_eval(
     options = rerank_options(
         reranker, rerank_backend, rerank_precision, rerank_max_length, rerank_blend
     )
-    with Workspace.open(folder, uncached(settings)) as ws:
+    with Workspace.open(folder, uncached(settings), create=True) as ws:
         ingest = ingest_dataset(ws, ds, progress, lang)
         metrics, seconds, rerank = _score_systems(ws, queries, ds, options, selection, progress)
         encoder = ws.embedder.model_id  # what 'auto' chose, when it was left to choose

@@ -116,7 +116,9 @@ def bench_scale(
     vectors = encoder.encode_queries(list(texts))
     with tempfile.TemporaryDirectory(prefix="trilha-bench-scale-") as tmp:
         start = time.perf_counter()
-        with Workspace.open(tmp, settings, embedder=RandomEmbedder(vectors.shape[1])) as ws:
+        with Workspace.open(
+            tmp, settings, embedder=RandomEmbedder(vectors.shape[1]), create=True
+        ) as ws:
             ws.ingest(synthetic_documents(n, words, cdf), progress=progress)
             build = time.perf_counter() - start
             plain, plain_traces = _time_search(ws, texts, vectors, False, progress)

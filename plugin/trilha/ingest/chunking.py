@@ -207,6 +207,8 @@ def chunk_document(
         TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)
     except ValidationError as e:
         raise BadRequestError(one_line(e)) from e
+    if doc.pieces is not None:
+        return _piece_units(doc, base, defaults or {})
     if doc.whole:
         body = doc.text.strip()
         blocks: list[_Block] = (
@@ -226,6 +228,27 @@ def chunk_document(
         )
         for i, b in enumerate(blocks)
     ]
+
+
+def _piece_units(
+    doc: SourceDocument, base: dict[str, Any], defaults: Mapping[str, Any]
+) -> list[TextUnit]:
+    """One unit per piece that arrived chunked, under its own id, its metadata over the
+    document's and checked as the document's is; pieces without text are dropped."""
+    assert doc.pieces is not None
+    units = []
+    for piece in (p for p in doc.pieces if p.text.strip()):
+        own = doc.model_copy(update={"meta": {**doc.meta, **piece.meta}})
+        known, extra = _unit_fields(own, defaults)
+        known["lang"] = written_code(known["lang"]) if known.get("lang") else base["lang"]
+        fields = dict(base, **known, extra=extra)
+        try:
+            units.append(
+                TextUnit(unit_id=piece.unit_id, ordinal=len(units), text=piece.text, **fields)
+            )
+        except ValidationError as e:
+            raise BadRequestError(f"node {piece.unit_id!r}: {one_line(e)}") from e
+    return units
 
 
 def index_text(unit: TextUnit) -> str:

@@ -47,6 +47,8 @@ UNIT_FIELDS = (
     "source_ref",
 )
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".jsonl": "jsonl"}
+#: The suffixes read, as refusals name them.
+_READ = ", ".join(SUFFIXES)
 
 
 class _FrontMatterLoader(yaml.SafeLoader):
@@ -58,6 +60,16 @@ _FrontMatterLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+
+class Piece(BaseModel):
+    """A unit that arrived chunked (a LlamaIndex node from a node parser): indexed as it is."""
+
+    unit_id: str = Field(min_length=1, description="The unit's id (the node's id), kept.")
+    text: str = Field(description="The unit's text, not chunked again.")
+    meta: dict[str, Any] = Field(
+        default_factory=dict, description="Its own metadata, over the document's."
+    )
 
 
 class SourceDocument(BaseModel):
@@ -74,6 +86,12 @@ class SourceDocument(BaseModel):
         "a doc_id. None for documents built in code.",
     )
     line: int | None = Field(None, description="Line of the file (JSONL rows).")
+    pieces: list[Piece] | None = Field(
+        None,
+        description="Units that arrived chunked, in order: one unit each, with its own id and "
+        "metadata; ``text`` (their text joined) then only tells the language. None: trilha "
+        "chunks ``text``.",
+    )
     named_by_path: bool = Field(
         False,
         description="The doc_id is the file's path under the folder ingested (the file sets "
@@ -263,6 +281,8 @@ def load_path(path: Path, exclude: Iterable[Path] = ()) -> Iterator[Loaded]:
     path = Path(path).expanduser().resolve() if Path(path).exists() else Path(path)
     files = list_files(path, exclude)
     root = path if path.is_dir() else path.parent
+    if path.is_dir() and not files:
+        yield Refusal(str(path), f"no file to read here; trilha reads {_READ} files")
     for file in files:
         kind = SUFFIXES.get(file.suffix.lower())
         if kind is None:

@@ -55,7 +55,7 @@ def run_tune(
     ``lang`` is the corpus's language (default: detected per document)."""
     start = time.perf_counter()
     ds = load_beir(Path(data_dir), split)
-    with Workspace.open(workspace_dir, uncached(settings)) as ws:
+    with Workspace.open(workspace_dir, uncached(settings), create=True) as ws:
         ws.ingest(ds.documents(), progress=progress, lang=lang)
         langs = ws.searcher.lexical.unit_langs
         query_lang = Counter(query_language(q.text, langs) for q in ds.queries)

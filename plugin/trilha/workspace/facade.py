@@ -16,17 +16,17 @@ owns the parts, closes them, and delegates to them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
 from trilha.encode.base import Embedder
-from trilha.errors import WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.service import GraphService
 from trilha.index.language import written_code
-from trilha.ingest.loaders import Loaded, load_path
+from trilha.ingest.loaders import Loaded, Refusal, SourceDocument, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
@@ -38,13 +38,12 @@ from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
 from trilha.workspace import searching, writes
-from trilha.workspace.compose import compose, load_lexical
+from trilha.workspace.compose import load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
+from trilha.workspace.opening import acquire, open_parts
 from trilha.workspace.parts import Parts
-from trilha.workspace.shared import check_shareable
 from trilha.workspace.units import UnitReads, Vector
-from trilha.workspace.upgrade import recorded_encoder
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +80,7 @@ class Workspace(UnitReads):
         self.expander = make_expander(settings)
         self._parts = parts
         self._lock = lock
+        self._closed = False
         #: Read-only (:mod:`trilha.workspace.shared`): no writes; searches follow the writer.
         self.read_only: Final = parts.follower is not None
 
@@ -89,24 +89,33 @@ class Workspace(UnitReads):
         cls,
         path: str | Path | None = None,
         settings: TrilhaSettings | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | object | None = None,
         reranker: Reranker | None = None,
         extractor: EntityExtractor | None = None,
         *,
-        create: bool = True,
+        create: bool = False,
         repair: bool = True,
         read_only: bool | None = None,
     ) -> Workspace:
-        """Open (with ``create``, create) the workspace at ``path`` (``settings.workspace``).
+        """Open the workspace at ``path`` (``settings.workspace``); with ``create``, a new one
+        when the folder holds none (without it, a :class:`WorkspaceError` saying so).
 
-        One process at a time holds a workspace (a second one gets a :class:`WorkspaceError`).
+        One process at a time holds a workspace (a second one gets a :class:`WorkspaceError`);
+        opening it again in the same process shares the first handle's parts
+        (:mod:`trilha.workspace.opening`).
         ``repair`` finishes interrupted writes first (:meth:`repair`). ``extractor`` finds the
         graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``).
         ``read_only`` (default ``TRILHA_READ_ONLY``) opens an existing workspace without the
         lock, beside its writer and other readers; its indices must then be servers
-        (:mod:`trilha.workspace.shared`)."""
-        root, settings, lock = _acquire(path, settings or TrilhaSettings(), create, read_only)
-        parts = _compose(root, settings, lock, embedder, reranker, extractor, repair)
+        (:mod:`trilha.workspace.shared`). ``embedder`` may be any LlamaIndex ``BaseEmbedding``
+        (:class:`~trilha.llamaindex.embedding.LlamaIndexEmbedder`)."""
+        settings = settings or TrilhaSettings()
+        if embedder is not None and not isinstance(embedder, Embedder):  # a LlamaIndex one
+            from trilha.llamaindex.embedding import settings_for
+
+            settings, embedder = settings_for(settings, embedder)
+        root, settings, lock = acquire(path, settings, create, read_only)
+        parts = open_parts(root, settings, lock, embedder, reranker, extractor, repair)
         return cls(root, settings, parts, lock)
 
     def require_graph(self) -> GraphService:
@@ -124,8 +133,13 @@ class Workspace(UnitReads):
         return maintenance.repair(self._parts.writable(), progress)
 
     def close(self) -> None:
-        """Release the parts (the Qdrant folder lock too; an embedded graph server stops)."""
-        self._parts.close()
+        """Release the parts (the Qdrant folder lock too; an embedded graph server stops) when
+        this is the process's last handle on the workspace; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._lock is None or self._lock.last:
+            self._parts.close()
         if self._lock is not None:
             self._lock.release()
 
@@ -145,7 +159,7 @@ class Workspace(UnitReads):
     # -- writing --------------------------------------------------------------------------------
     def ingest(
         self,
-        documents: Iterable[Loaded],
+        documents: Iterable[Loaded] | Iterable[object],
         progress: bool = False,
         max_words: int = 180,
         lang: str | None = None,
@@ -154,14 +168,18 @@ class Workspace(UnitReads):
         (listed in ``report.refused``); graph trouble is listed in ``report.errors``.
 
         A document without a ``lang`` field is in ``lang`` when given, else in the language
-        detected from its text (:func:`~trilha.index.language.detect_language`)."""
+        detected from its text (:func:`~trilha.index.language.detect_language`).
+
+        ``documents`` may be LlamaIndex Documents and nodes too (``SimpleDirectoryReader(dir)
+        .load_data()``, a node parser's output): see :mod:`trilha.llamaindex.sources` for how
+        they are named and read."""
         parts = self._parts.writable()  # before the try: a reader refreshes nothing
         defaults: dict[str, Any] = dict(self.settings.access_defaults())
         if lang is not None:
             defaults["lang"] = written_code(lang)
         try:
             return writes.ingest(
-                parts, documents, defaults, progress, max_words, self.settings, self.path
+                parts, _sources(documents), defaults, progress, max_words, self.settings, self.path
             )
         finally:
             self._refresh()
@@ -249,50 +267,15 @@ class Workspace(UnitReads):
         return await searching.asearch(self, self.plan(request, **fields), vector)
 
 
-def _acquire(
-    path: str | Path | None, settings: TrilhaSettings, create: bool, read_only: bool | None
-) -> tuple[Path, TrilhaSettings, WorkspaceLock | None]:
-    """The workspace folder, its settings (with the encoder it records) and its lock (None when
-    it is opened read-only: then it must exist and its indices must be servers)."""
-    read_only = settings.read_only if read_only is None else read_only
-    if read_only:
-        check_shareable(settings)
-    folder = path if path is not None else settings.workspace
-    root = _workspace_folder(folder, create and not read_only)
-    settings = recorded_encoder(root, settings)  # its own encoder unless one is named
-    return root, settings, None if read_only else WorkspaceLock.acquire(root)
+def _sources(items: Iterable[object]) -> Iterator[Loaded]:
+    """trilha's documents for ``items``; LlamaIndex's are converted
+    (:func:`trilha.llamaindex.sources.to_sources`, imported only when one comes)."""
+    rest = iter(items)
+    for item in rest:
+        if isinstance(item, SourceDocument | Refusal):
+            yield item
+            continue
+        from trilha.llamaindex.sources import to_sources
 
-
-def _compose(
-    root: Path,
-    settings: TrilhaSettings,
-    lock: WorkspaceLock | None,
-    embedder: Embedder | None,
-    reranker: Reranker | None,
-    extractor: EntityExtractor | None,
-    repair: bool,
-) -> Parts:
-    """The parts of the workspace at ``root`` (read-only without a lock); the lock is released
-    when they cannot be opened."""
-    try:
-        return compose(root, settings, embedder, reranker, extractor, repair=repair,
-                       read_only=lock is None)  # fmt: skip
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-
-
-def _workspace_folder(path: str | Path, create: bool) -> Path:
-    """The workspace folder at ``path``, made when ``create`` allows a new one."""
-    root = Path(path).expanduser()
-    if not (root / "units.sqlite").exists():
-        if not create:
-            raise WorkspaceError(
-                f"no trilha workspace at {root}; check the path, or create one with "
-                f"`trilha ingest PATH -w {root}`"
-            )
-        if root.exists() and not root.is_dir():
-            raise WorkspaceError(f"{root} is a file, not a workspace folder")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+        yield from to_sources(chain([item], rest))
+        return

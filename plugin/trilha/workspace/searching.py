@@ -5,6 +5,7 @@ the sides), and rerank."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +23,15 @@ from trilha.workspace.units import Vector
 if TYPE_CHECKING:
     from trilha.workspace.facade import Workspace
 
+log = logging.getLogger(__name__)
+
 
 def search(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResult:
     """The planned search, from the cache when it holds it."""
     key, lookup = _lookup(ws, planned, vector)
     if lookup is not None and lookup.result is not None:
         return lookup.result
-    result = run(ws, planned, vector)
+    result = _warn_empty(ws, run(ws, planned, vector))
     result = _rerank(ws, planned, result) if planned.rerank else result
     return _keep(ws, key, result, lookup)
 
@@ -43,6 +46,7 @@ async def asearch(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> 
         result = await asyncio.to_thread(run, ws, planned, vector)
     else:
         result = await ws.searcher.asearch(planned.query, planned.params, vector)
+    result = _warn_empty(ws, result)
     if planned.rerank:
         result = await asyncio.to_thread(_rerank, ws, planned, result)  # loading it, too
     return _keep(ws, key, result, lookup)
@@ -61,6 +65,19 @@ def run(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResu
     own = ws.searcher.search(planned.query, planned.params, vector)
     others = [ws.searcher.search(v, planned.params) for v in expansion.variants]
     return expanded([own, *others], expansion, planned.params.top_k, ms)
+
+
+def _warn_empty(ws: Workspace, result: SearchResult) -> SearchResult:
+    """``result``, with a warning (logged too) when the workspace holds no document."""
+    if result.hits or ws.searcher.lexical.units:
+        return result
+    warning = (
+        f"workspace {ws.path} is empty: nothing to search; ingest documents first "
+        f"(ws.ingest(...), TrilhaIndex.from_documents(...) or `trilha ingest PATH -w {ws.path}`)"
+    )
+    log.warning("%s", warning)
+    result.trace.warnings.append(warning)
+    return result
 
 
 def cache_key_of(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> str:
