@@ -1,7 +1,8 @@
 """trilha: hybrid, graph-aware retrieval with provenance for LlamaIndex agents.
 
 Public API: :class:`Workspace` (open a corpus, ingest, search), the boundary types, the
-settings and the errors. LlamaIndex adapters live in :mod:`trilha.llamaindex`.
+settings and the errors. LlamaIndex adapters live in :mod:`trilha.llamaindex`
+(``trilha.TrilhaIndex``, the managed index, is loaded from there on first use).
 """
 
 from trilha.access import Principal
@@ -22,6 +23,16 @@ from trilha.workspace import Workspace
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """``trilha.TrilhaIndex``, imported on first use (LlamaIndex is not loaded before)."""
+    if name == "TrilhaIndex":
+        from trilha.llamaindex.index import TrilhaIndex
+
+        return TrilhaIndex
+    raise AttributeError(f"module 'trilha' has no attribute {name!r}")
+
+
 __all__ = [
     "BackendUnavailableError",
     "BadRequestError",
@@ -38,6 +49,7 @@ __all__ = [
     "TextUnit",
     "Trace",
     "TrilhaError",
+    "TrilhaIndex",
     "TrilhaSettings",
     "Weights",
     "Workspace",
