@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import ipaddress
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -50,11 +53,12 @@ def service_config(args: argparse.Namespace, settings: Any) -> Any:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Open the projects and serve until interrupted."""
+    """Open the projects and serve until interrupted. What stops the start (a workspace missing
+    or held by another process, a port in use, an address that is not one) is one line and exit
+    2, said before the "serving on" line."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - here only to say what to install
 
-        from trilha.server import create_app
         from trilha.workspace.shared import check_shareable
     except ImportError as e:
         raise MissingDependencyError("fastapi", "server", "trilha serve") from e
@@ -70,23 +74,92 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else settings.serve_port
     if not 1 <= port <= 65535:
         raise BadRequestError(f"--port {port} is not a port; give 1–65535")
-    processes = f" in {workers} processes" if workers > 1 else ""
-    say(args, f"serving {', '.join(config.projects)} on http://{host}:{port}{processes} "
-              "(OpenAPI at /docs)")  # fmt: skip
-    if workers == 1:
-        app = create_app(config=config, settings=settings)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
-        return 0
-    os.environ.update(worker_environment(args, settings))
-    uvicorn.run(
-        "trilha.server.app:from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
-    )
+    with listen(host, port) as sock:
+        uconfig, projects = _prepare(args, config, settings, workers, host, port)
+        try:
+            processes = f" in {workers} processes" if workers > 1 else ""
+            say(args, f"serving {', '.join(config.projects)} on http://{host}:{port}{processes} "
+                      "(OpenAPI at /docs)")  # fmt: skip
+            _run(uconfig, sock)
+        finally:
+            if projects is not None:
+                projects.close()
     return 0
+
+
+def _prepare(
+    args: argparse.Namespace, config: Any, settings: Any, workers: int, host: str, port: int
+) -> tuple[Any, Any]:
+    """uvicorn's config and the projects it serves (opened and warmed here, so that a missing
+    or held workspace stops the start); with workers, each opens its own and these are only
+    opened to see that they open, then closed."""
+    import uvicorn
+
+    from trilha.server import Projects, create_app
+
+    projects = Projects.open(config, settings)
+    if workers > 1:
+        projects.close()
+        os.environ.update(worker_environment(args, settings))
+        return uvicorn.Config("trilha.server.app:from_environment", factory=True, host=host,
+                              port=port, workers=workers, log_level="warning"), None  # fmt: skip
+    try:
+        projects.warm()
+        app = create_app(projects)
+    except BaseException:
+        projects.close()
+        raise
+    return uvicorn.Config(app, host=host, port=port, log_level="warning"), projects
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` as uvicorn binds one, or one line saying why not."""
+    if host.count(".") == 3 and host.replace(".", "").isdigit():  # no resolver for 256.1.1.1
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            raise BadRequestError(
+                f"--host {host} is not an IPv4 address; give one such as 127.0.0.1 (this "
+                "machine only) or 0.0.0.0 (every interface)"
+            ) from None
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise BadRequestError(_bind_refusal(host, port, e)) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _bind_refusal(host: str, port: int, error: OSError) -> str:
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use by another process; give another --port, or stop it"
+        )
+    if error.errno == errno.EACCES:
+        return f"port {port} needs privileges this process lacks; give a --port above 1023"
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        return (f"--host {host} is not an address of this machine; give one of its addresses, "
+                "127.0.0.1 (this machine only) or 0.0.0.0 (every interface)")  # fmt: skip
+    return (
+        f"cannot listen on {host}:{port} ({error.strerror or error}); give another --host or --port"
+    )
+
+
+def _run(uconfig: Any, sock: socket.socket) -> None:
+    """uvicorn over the bound socket (one process, or a supervisor of workers) until a signal."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    try:
+        if uconfig.workers > 1:
+            Multiprocess(uconfig, sockets=[sock]).run()
+        else:
+            uvicorn.Server(uconfig).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shut down gracefully and raised the signal again
+        pass
 
 
 def worker_environment(args: argparse.Namespace, settings: Any) -> dict[str, str]:
