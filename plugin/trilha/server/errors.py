@@ -10,7 +10,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trilha.errors import (
@@ -32,6 +32,44 @@ CALLER_FIELDS = ("principal", "user_id", "tenant", "tenant_id")
 
 #: Seconds a caller is told to wait when an index is down.
 RETRY_AFTER_S = 30
+
+
+class Problem(BaseModel):
+    """Every refusal and failure the service sends (4xx, 5xx): one line saying what to do."""
+
+    detail: str = Field(description="What went wrong and what to do about it, in one line.")
+
+
+#: What each error status means, as /openapi.json documents it.
+_MEANING = {
+    400: "A request this service cannot serve as asked (a filter, or no project_id named).",
+    401: "No API key, or one this service does not know.",
+    403: "The key may not make this call (its user is unknown, or it is no operator key).",
+    404: "No such project for this key (another tenant's project reads the same).",
+    409: "This project is not set up for the request (no graph, no reranker...).",
+    413: "The body is over the limit.",
+    422: "The body or a parameter does not validate; the line names the first field.",
+    500: "An internal error; the line carries the reference the service log has.",
+    503: "A backend of this project cannot answer now; retry after Retry-After seconds.",
+}
+_HEADERS: dict[int, dict[str, Any]] = {
+    401: {"WWW-Authenticate": {"description": "Bearer", "schema": {"type": "string"}}},
+    503: {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "string"}}},
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """The ``responses=`` of a route that may send ``statuses``, each as a :class:`Problem`."""
+    return {
+        s: {"model": Problem, "description": _MEANING[s], "headers": _HEADERS.get(s, {})}
+        for s in statuses
+    }
+
+
+#: What every route may send whatever it is (the body limit, an internal error).
+ANY_ROUTE = (413, 500)
+#: What a route that reads a project as the key's caller may send besides.
+KEYED = (400, 401, 403, 404, 409, 422, 503, *ANY_ROUTE)
 
 
 class ApiError(Exception):

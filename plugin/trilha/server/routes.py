@@ -34,7 +34,7 @@ from trilha.server.bodies import (
     SubgraphBody,
     TopNBody,
 )
-from trilha.server.errors import ApiError
+from trilha.server.errors import ANY_ROUTE, KEYED, ApiError, responses
 from trilha.server.health import health, operator_tenant
 from trilha.server.metrics import ServiceMetrics
 from trilha.server.projects import Caller, Projects, Resolved
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: The 409 of a graph read on a project without a graph.
 NO_GRAPH = "this project has no graph to read; ask the service's operator"
+#: The error responses of a route that reads a project as the key's caller.
+KEYED_ERRORS = responses(*KEYED)
 
 
 def _projects(request: Request) -> Projects:
@@ -83,7 +85,9 @@ def _resolve(request: Request, who: Caller, project_id: str | None) -> Resolved:
     return _projects(request).resolve(who, project_id)
 
 
-@router.post("/v1/retrieve", response_model=RetrieveResponse, tags=["retrieval"])
+@router.post(
+    "/v1/retrieve", response_model=RetrieveResponse, tags=["retrieval"], responses=KEYED_ERRORS
+)
 async def retrieve(body: RetrieveBody, who: Who, request: Request) -> Response:
     """Hybrid search (seed 001): BM25 ∪ dense, weighted or RRF, KG boost, expansion, rerank.
     ``Server-Timing: call;dur=…`` says how long the Python call took (the rest is HTTP)."""
@@ -104,7 +108,7 @@ async def retrieve(body: RetrieveBody, who: Who, request: Request) -> Response:
     return _json(response, {"Server-Timing": f"call;dur={call_ms:.2f}"})
 
 
-@router.post("/v1/query", response_model=Answer, tags=["answers"])
+@router.post("/v1/query", response_model=Answer, tags=["answers"], responses=KEYED_ERRORS)
 async def query(body: QueryBody, who: Who, request: Request) -> Response:
     """A short cited answer (seed 002's request and response)."""
     r = _resolve(request, who, body.project_id)
@@ -118,7 +122,9 @@ async def query(body: QueryBody, who: Who, request: Request) -> Response:
     return _json(answer)
 
 
-@router.post("/v1/context", response_model=ContextBundle, tags=["orchestrator"])
+@router.post(
+    "/v1/context", response_model=ContextBundle, tags=["orchestrator"], responses=KEYED_ERRORS
+)
 async def context(body: ContextBody, who: Who, request: Request) -> Response:
     """The orchestrator's ContextBundle for the key's user."""
     r = _resolve(request, who, body.project_id)
@@ -137,7 +143,9 @@ async def context(body: ContextBody, who: Who, request: Request) -> Response:
     return _json(bundle)
 
 
-@router.post("/v1/factual/dual-search", response_model=DualResult, tags=["retrieval"])
+@router.post(
+    "/v1/factual/dual-search", response_model=DualResult, tags=["retrieval"], responses=KEYED_ERRORS
+)
 async def dual(body: DualBody, who: Who, request: Request) -> DualResult:
     """Facts and thesis searched separately, with the divergence report (seed 001)."""
     r = _resolve(request, who, body.project_id)
@@ -147,7 +155,9 @@ async def dual(body: DualBody, who: Who, request: Request) -> DualResult:
     )  # fmt: skip
 
 
-@router.post("/v1/search/features", response_model=FeatureResult, tags=["retrieval"])
+@router.post(
+    "/v1/search/features", response_model=FeatureResult, tags=["retrieval"], responses=KEYED_ERRORS
+)
 async def features(body: FeaturesBody, who: Who, request: Request) -> FeatureResult:
     """Documents whose extracted fields pass the filters (seed 001)."""
     r = _resolve(request, who, body.project_id)
@@ -172,28 +182,30 @@ async def _graph(
     return await asyncio.to_thread(call, graph, r.principal)
 
 
-@router.post("/graphrag/subgraph", response_model=SubgraphResult, tags=["graph"])
+@router.post(
+    "/graphrag/subgraph", response_model=SubgraphResult, tags=["graph"], responses=KEYED_ERRORS
+)
 async def subgraph(body: SubgraphBody, who: Who, request: Request) -> SubgraphResult:
     """A document's neighbourhood (≤ 2 hops) as the caller sees it (seed 003)."""
     return await _graph(request, who, body.project_id, lambda g, p: g.subgraph(
         body.doc_id, body.entity_names, body.max_hops, body.limit, principal=p))  # fmt: skip
 
 
-@router.post("/graphrag/path", response_model=PathResult, tags=["graph"])
+@router.post("/graphrag/path", response_model=PathResult, tags=["graph"], responses=KEYED_ERRORS)
 async def path(body: PathBody, who: Who, request: Request) -> PathResult:
     """The shortest path between two entities (seed 003)."""
     return await _graph(request, who, body.project_id, lambda g, p: g.path(
         body.source_entity, body.target_entity, body.max_length, principal=p))  # fmt: skip
 
 
-@router.post("/graphrag/topn", response_model=TopNResult, tags=["graph"])
+@router.post("/graphrag/topn", response_model=TopNResult, tags=["graph"], responses=KEYED_ERRORS)
 async def topn(body: TopNBody, who: Who, request: Request) -> TopNResult:
     """Related documents with their reasons (seed 003)."""
     return await _graph(request, who, body.project_id, lambda g, p: g.topn(
         body.entity_names, body.category, body.language, body.limit, principal=p))  # fmt: skip
 
 
-@router.get("/v1/jobs/stats", response_model=JobStats, tags=["operations"])
+@router.get("/v1/jobs/stats", response_model=JobStats, tags=["operations"], responses=KEYED_ERRORS)
 async def jobs_stats(who: Who, request: Request, project_id: str | None = None) -> JobStats:
     """The retrieval job log's statistics (keys marked ``operator`` only)."""
     r = _resolve(request, who, project_id)
@@ -202,7 +214,17 @@ async def jobs_stats(who: Who, request: Request, project_id: str | None = None) 
     return await asyncio.to_thread(r.project.orchestrator.jobs.stats)
 
 
-@router.get("/healthz", tags=["operations"])
+@router.get(
+    "/healthz",
+    tags=["operations"],
+    responses={
+        503: {
+            "description": "An index of a project cannot answer (the same report).",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
+        **responses(401, 422, *ANY_ROUTE),
+    },
+)
 async def healthz(
     request: Request,
     response: Response,
@@ -219,7 +241,18 @@ async def healthz(
     return report
 
 
-@router.get("/metrics", tags=["operations"], response_class=Response)
+@router.get(
+    "/metrics",
+    tags=["operations"],
+    response_class=Response,
+    responses={
+        200: {
+            "description": "Prometheus text exposition.",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        },
+        **responses(*ANY_ROUTE),
+    },
+)
 async def metrics(request: Request) -> Response:
     """Prometheus text: requests, latencies per stage, cache hit rate, degradations."""
     return _metrics(request).text()
