@@ -15,7 +15,11 @@ def add_parser(sub: Any) -> None:
         "doctor", help="check that the unit store, dense index and graph hold the same units"
     )
     add_workspace_options(sp)
-    sp.add_argument("--repair", action="store_true", help="remove orphans, restore missing units")
+    sp.add_argument(
+        "--repair",
+        action="store_true",
+        help="remove orphans, restore missing units, finish interrupted records ingests",
+    )
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
     sp.set_defaults(func=cmd_doctor)
 

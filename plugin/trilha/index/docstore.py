@@ -9,6 +9,8 @@ with its own to know whether it is current (the connection, transactions and the
 The ``pending`` table is the ingest's intent log: a document is marked before the derived indices
 (dense, graph) are touched and cleared once they all agree with this store, so a workspace that
 finds marks when it opens knows exactly which documents a crash may have left half-written.
+A graph records file is logged the same way, whole (:attr:`DocStore.records`,
+:class:`~trilha.index.record_log.RecordLog`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from trilha.index.record_log import RecordLog
 from trilha.index.sqlite_store import SQLiteStore
 from trilha.types import TextUnit
 
@@ -37,6 +40,7 @@ class DocStore(SQLiteStore):
 
     def __init__(self, path: Path) -> None:
         super().__init__(path, _SCHEMA)
+        self.records = RecordLog(self._db, self._lock)  # the intent log of records ingests
         columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
         if "origin" not in columns:  # workspaces made before origins were recorded
             self._db.execute("ALTER TABLE docs ADD COLUMN origin TEXT")

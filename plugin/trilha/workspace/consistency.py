@@ -40,12 +40,16 @@ class Consistency(BaseModel):
     pending: list[str] = Field(
         default_factory=list, description="Documents whose last write was interrupted."
     )
+    pending_records: list[str] = Field(
+        default_factory=list,
+        description="Graph records files whose ingest was interrupted ('FILE (N records)').",
+    )
 
     @property
     def consistent(self) -> bool:
         """True when every index holds exactly the store's ids and nothing is pending."""
         graph_ok = self.graph is None or self.graph.equal
-        return self.dense.equal and graph_ok and not self.pending
+        return self.dense.equal and graph_ok and not self.pending and not self.pending_records
 
     def lines(self, show: int = 20) -> list[str]:
         """A human-readable report: counts, then the ids that differ (at most ``show`` each)."""
@@ -64,5 +68,6 @@ class Consistency(BaseModel):
                     out.append(f"  … and {len(ids) - show} more {label}s")
         if self.pending:
             out.append(f"interrupted writes: {', '.join(self.pending)}")
+        out.extend(f"interrupted records ingest: {what}" for what in self.pending_records)
         out.append("consistent" if self.consistent else "NOT consistent: run with --repair")
         return out

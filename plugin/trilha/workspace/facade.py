@@ -201,11 +201,11 @@ class Workspace(UnitReads):
     def ingest_records(self, path: str | Path) -> int:
         """Write explicit graph records (JSON/JSONL nodes and edges); returns how many. A bad
         record (malformed, naming a document or unit not held, bad access fields) refuses the
-        whole file, one error listing the lines (:func:`trilha.workspace.writes.write_records`)."""
-        graph, units = self._parts.writable().require_graph(), [u.unit_id for u in self.all_units()]
-        docs, defaults = self.store.doc_ids(), self.settings.access_defaults()
+        whole file, one error listing the lines; a crash part-way is finished by the next
+        repair (:func:`trilha.workspace.writes.write_records`)."""
+        parts = self._parts.writable()
         try:
-            return writes.write_records(graph, Path(path), docs, units, defaults)
+            return writes.write_records(parts, Path(path), self.settings.access_defaults())
         finally:
             self.store.bump_graph()
 

@@ -1,8 +1,10 @@
 """Keep the derived indices (dense, graph) holding exactly the unit store's units.
 
-:func:`check` compares the three id sets; :func:`repair` re-syncs documents whose write was
-interrupted, then removes orphans and restores missing units. Graph trouble is logged and
-reported, never fatal: the unit store stays the truth and the next repair catches up.
+:func:`check` compares the three id sets and lists the interrupted writes; :func:`repair`
+re-syncs documents whose write was interrupted, removes orphans, restores missing units, then
+finishes interrupted graph records ingests from the intent log (it rolls them forward). Graph
+trouble is logged and reported, never fatal: the unit store stays the truth and the next repair
+catches up.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from trilha.ingest.chunking import index_text
 from trilha.types import TextUnit
 from trilha.workspace.consistency import Consistency, IndexDiff
 from trilha.workspace.parts import Parts
-from trilha.workspace.writes import write_doc, write_units
+from trilha.workspace.writes import replay_records, write_doc, write_units
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ def check(parts: Parts) -> Consistency:
         graph=graph,
         graph_error=graph_error,
         pending=parts.store.pending_docs(),
+        pending_records=[f"{name} ({n} records)" for _, name, n in parts.store.records.pending()],
     )
 
 
@@ -58,6 +61,8 @@ def repair(parts: Parts, progress: bool = False) -> Consistency:
         encode(parts, list(parts.store.get(dense.missing).values()), progress)
     if parts.graph is not None and found_now.graph is not None and not found_now.graph.equal:
         repair_graph(parts.graph, parts.store, found_now.graph)
+    if found.pending_records:
+        replay_records(parts)
     return found
 
 

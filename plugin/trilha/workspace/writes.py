@@ -7,18 +7,23 @@ Callers swap in the new lexical snapshot afterwards (:meth:`Workspace.ingest` do
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trilha.errors import ConfigurationError
+from trilha.errors import BadRequestError, ConfigurationError
 from trilha.graph.service import GraphService
+from trilha.index.docstore import DocStore
 from trilha.ingest.loaders import Loaded
 from trilha.ingest.pipeline import Enricher, IngestPipeline, IngestReport
 from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts
+
+if TYPE_CHECKING:
+    from trilha.graph.build.records import EdgeRecord, NodeRecord
 
 log = logging.getLogger(__name__)
 
@@ -94,25 +99,69 @@ def delete(parts: Parts, doc_id: str) -> int:
     return removed
 
 
-def write_records(
-    graph: GraphService,
-    path: Path,
-    known_docs: Collection[str],
-    known_units: Collection[str],
-    defaults: Mapping[str, Any],
-) -> int:
+def write_records(parts: Parts, path: Path, defaults: Mapping[str, Any]) -> int:
     """Write the graph records (JSON/JSONL nodes and edges) of the file at ``path``; returns
     how many. The whole file is checked first: a malformed record, one naming a document or
-    unit not in ``known_docs`` / ``known_units``, or one with bad access fields (a Task,
-    User... node gets ``defaults`` for those it lacks) refuses the file (one error listing
-    the lines) and nothing is written."""
+    unit the unit store lacks, or one with bad access fields (a Task, User... node gets
+    ``defaults`` for those it lacks) refuses the file (one error listing the lines) and
+    nothing is written.
+
+    All of the file or none: its records are logged in the unit store (the intent log,
+    :class:`~trilha.index.record_log.RecordLog`) before the graph is touched, and the
+    entry is cleared once the graph holds them all. A crash in between leaves the entry, and
+    the next repair (on open, or ``trilha doctor --repair``) writes the file again from it
+    (:func:`replay_records`): writes are upserts, so the graph ends up holding the whole file."""
     from trilha.graph.build.records import load_records
 
+    graph = parts.require_graph()
     records = load_records(path)
-    graph.write_records(
-        records, known_docs=known_docs, known_units=known_units, access_defaults=defaults
-    )
+    jsonl = "\n".join(r.model_dump_json() for r in records)
+    entry = parts.store.records.log(str(path), len(records), json.dumps(dict(defaults)), jsonl)
+    try:
+        _write_logged(graph, parts.store, records, defaults)
+    except BadRequestError:  # refused before anything was written: nothing to finish
+        parts.store.records.clear(entry)
+        raise
+    parts.store.records.clear(entry)
     return len(records)
+
+
+def _write_logged(
+    graph: GraphService,
+    store: DocStore,
+    records: Sequence[NodeRecord | EdgeRecord],
+    defaults: Mapping[str, Any],
+) -> None:
+    """Write records into the graph, checked against the unit store's documents and units."""
+    graph.write_records(
+        records,
+        known_docs=store.doc_ids(),
+        known_units=store.unit_ids(),
+        access_defaults=defaults,
+    )
+
+
+def replay_records(parts: Parts) -> None:
+    """Write every logged records ingest (one a crash interrupted) into the graph again and
+    clear its entry. One the workspace now refuses (a document it names was deleted since) is
+    dropped with a warning; graph trouble leaves the entries for the next repair."""
+    from trilha.graph.build.records import loads_records
+
+    if parts.graph is None:
+        return
+    for entry, name, n in parts.store.records.pending():
+        defaults, jsonl = parts.store.records.logged(entry)
+        log.warning("finishing the interrupted ingest of %d graph records from %s", n, name)
+        try:
+            _write_logged(parts.graph, parts.store, loads_records(jsonl), json.loads(defaults))
+        except BadRequestError as e:
+            log.warning("the records of %s are refused now (%s); dropped", name, e)
+        except Exception as e:
+            log.warning("graph records of %s not written (%s); run trilha doctor", name, e)
+            return
+        finally:
+            parts.store.bump_graph()
+        parts.store.records.clear(entry)
 
 
 def write_doc(
