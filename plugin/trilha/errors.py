@@ -50,6 +50,10 @@ class WorkspaceError(TrilhaError):
     """The workspace folder is missing, locked or inconsistent."""
 
 
+class DiskFullError(TrilhaError):
+    """The disk has no room for a write; the message names the disk and the bytes needed."""
+
+
 def one_line(error: ValidationError) -> str:
     """The first problem of a pydantic error as one line: ``field message`` (our validators'
     messages read on from the field name) or ``field: message`` (pydantic's own)."""

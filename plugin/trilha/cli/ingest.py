@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from trilha.cli.options import add_lang_option, add_workspace_options, open_workspace, say
+from trilha.cli.options import (
+    add_lang_option,
+    add_workspace_options,
+    open_workspace,
+    say,
+    settings_of,
+)
+from trilha.diskspace import NEW_WORKSPACE_BYTES, disk_full_errors, ensure_room
 from trilha.errors import BadRequestError
 from trilha.ingest.chunking import MIN_WORDS
 
@@ -41,10 +48,14 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest files or folders; exit 2 when any file was refused."""
+    """Ingest files or folders; exit 2 when any file was refused, or when the disk is full
+    (one line naming it and the bytes needed, :mod:`trilha.diskspace`)."""
     _check_inputs(args)
     refused = 0
-    with open_workspace(args, create=True) as ws:
+    folder = Path(settings_of(args).workspace).expanduser()
+    if not (folder / "units.sqlite").exists():  # a new workspace's dense index, before it is made
+        ensure_room(folder, NEW_WORKSPACE_BYTES)
+    with disk_full_errors(folder), open_workspace(args, create=True) as ws:
         for doc_id in args.delete or []:
             _delete(args, ws, doc_id)
         for path in args.paths:

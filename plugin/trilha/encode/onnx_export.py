@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from trilha.diskspace import disk_full_errors
+
 # optimum's exporter passes ``torch_dtype`` to transformers, which renamed it ``dtype`` and logs a
 # deprecation on every export; trilha passes no dtype, so the line only confuses users.
 _TORCH_DTYPE_NOTICE = "`torch_dtype` is deprecated"
@@ -38,10 +40,16 @@ def quiet_export_warnings() -> Iterator[None]:
 
 def write_atomically(folder: Path, write: Callable[[Path], None]) -> None:
     """``write`` a temporary sibling of ``folder``, then rename it over ``folder``: a failure
-    part-way leaves the old folder (or none), never a half-written one."""
+    part-way leaves the old folder (or none), never a half-written one, and no temporary one.
+    A full disk is a :class:`~trilha.errors.DiskFullError` naming it."""
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    write(tmp)
+    try:
+        with disk_full_errors(folder):
+            write(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
 

