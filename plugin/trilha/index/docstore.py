@@ -16,6 +16,7 @@ A graph records file is logged the same way, whole (:attr:`DocStore.records`,
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -142,6 +143,12 @@ class DocStore(SQLiteStore):
         """Number of units."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+
+    def languages(self) -> Counter[str]:
+        """How many units each ``lang`` (as stored) has."""
+        query = "SELECT json_extract(body, '$.lang'), COUNT(*) FROM units GROUP BY 1"
+        with self._lock:
+            return Counter({str(lang): int(n) for lang, n in self._db.execute(query) if lang})
 
     def retokenize(self, tokenize: Callable[[TextUnit], list[str]], version: str) -> int:
         """Recompute every unit's stored tokens when they were made by another tokenizer

@@ -8,8 +8,11 @@ plus SciFact queries and abstracts: 0.995 correct on short texts and 1.000 on lo
 ~200 MB), once per process.
 
 A text whose best language is less than :data:`MIN_CONFIDENCE` sure (``'dano moral'``, an id, a
-number) has no language: the caller decides (a document falls back to ``'en'``, a query to the
-index's main language).
+number) has no language: the caller decides (a query falls back to the index's main language). A
+document that declares no language takes :func:`document_language`: the detected one only when it
+is the collection's main language or at least :data:`MINORITY_CONFIDENCE` sure, else the main
+language, so that a few English abstracts read as French (formulas, names, a French title) are not
+indexed with French rules, keeping "the" and "of" as rare, heavy terms.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from trilha.errors import BadRequestError
@@ -28,6 +32,9 @@ if TYPE_CHECKING:
 DETECTED = ("pt", "en", "es", "fr", "de", "it", "nl", "zh")
 #: Below this confidence in its best language a text is left undetected.
 MIN_CONFIDENCE = 0.5
+#: A document detected in a language other than its collection's main one keeps that language
+#: only when this sure (whole sentences score 0.93-1.0; misread and bilingual texts 0.4-0.8).
+MINORITY_CONFIDENCE = 0.9
 #: Characters looked at: enough for a sure answer, bounded for long documents.
 SAMPLE_CHARS = 1000
 
@@ -50,16 +57,40 @@ def _load() -> LanguageDetector:
     return _detector
 
 
-def detect_language(text: str, min_confidence: float = MIN_CONFIDENCE) -> str | None:
-    """The ISO 639-1 code of ``text``'s language among :data:`DETECTED`, or None when no
-    language is at least ``min_confidence`` sure (or the text has no letters)."""
-    sample = text[:SAMPLE_CHARS]
+def _best(text: str) -> tuple[str, float] | None:
+    """``text``'s likeliest language among :data:`DETECTED` and how sure lingua is of it (None
+    when the text has no letters)."""
+    return _best_of_sample(text[:SAMPLE_CHARS])
+
+
+@lru_cache(maxsize=256)  # a query is detected by the lexical side and by the fusion table
+def _best_of_sample(sample: str) -> tuple[str, float] | None:
     if not any(c.isalpha() for c in sample):
         return None
     values = _load().compute_language_confidence_values(sample)
-    if not values or values[0].value < min_confidence:
+    if not values:
         return None
-    return str(values[0].language.iso_code_639_1.name.lower())
+    return str(values[0].language.iso_code_639_1.name.lower()), float(values[0].value)
+
+
+def detect_language(text: str, min_confidence: float = MIN_CONFIDENCE) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among :data:`DETECTED`, or None when no
+    language is at least ``min_confidence`` sure (or the text has no letters)."""
+    best = _best(text)
+    return best[0] if best is not None and best[1] >= min_confidence else None
+
+
+def document_language(text: str, main: str | None = None) -> str:
+    """The language a document that declares none is indexed in. ``main`` is its collection's
+    most frequent language (None: no collection yet): the detected language when it is
+    ``main``'s, or another at least :data:`MINORITY_CONFIDENCE` sure; otherwise ``main``. With
+    no ``main``, the detected language when :data:`MIN_CONFIDENCE` sure, else ``'en'``."""
+    best = _best(text)
+    if main is None:
+        return best[0] if best is not None and best[1] >= MIN_CONFIDENCE else "en"
+    if best is not None and (best[0] == primary_code(main) or best[1] >= MINORITY_CONFIDENCE):
+        return best[0]
+    return main
 
 
 _CODE = re.compile(r"^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})?$")

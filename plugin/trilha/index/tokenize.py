@@ -24,7 +24,7 @@ import Stemmer
 from bm25s import stopwords as bm25s_stopwords
 
 from trilha.index.han import HAN_RUN, has_han, search_words
-from trilha.index.language import primary_code
+from trilha.index.language import detect_language, primary_code
 from trilha.index.portuguese import default_preparer
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -78,11 +78,20 @@ def _stopset(lang: str) -> frozenset[str]:
     return frozenset(_STOPWORDS[lang]) | extra
 
 
+def stopwords(lang: str | None) -> frozenset[str]:
+    """The (lower-case) words :func:`tokenize` drops from a ``lang`` text."""
+    return _stopset(base_lang(lang))
+
+
 def tokenize(text: str, lang: str | None = "en") -> list[str]:
     """Tokens of ``text`` in ``lang``: lower-cased, stopwords out, stemmed, accents folded;
     then the words of its Han runs (any ``lang``)."""
     code = base_lang(lang)
-    stop = _stopset(code)
+    return _analysed(text, code, _stopset(code))
+
+
+def _analysed(text: str, code: str, stop: frozenset[str]) -> list[str]:
+    """:func:`tokenize` with the analyser of ``code`` and the stopwords ``stop``."""
     han = has_han(text)
     rest = HAN_RUN.sub(" ", text) if han else text
     if code == "pt":
@@ -119,18 +128,39 @@ def token_set(text: str, lang: str | None) -> frozenset[str]:
     return frozenset(memo[w] for w in words)
 
 
-def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:
-    """Query tokens for an index holding ``langs``.
-
-    The first language's tokens keep their multiplicity (as BM25 expects); tokens that only another
-    language's analyser produces are appended once, so a pt query still meets pt-stemmed units in an
-    index that also holds en units, and an en-only index sees exactly the en analysis.
-    """
+def query_analysers(text: str, langs: Iterable[str]) -> list[str]:
+    """The analysers a query is tokenised with in an index holding ``langs`` (most frequent
+    first): the index's only one; else, when the query's language is detected
+    (:func:`~trilha.index.language.detect_language`) and held, the index's most frequent
+    language and the query's; else (``'dano moral'``, an id) all of them."""
     codes = list(dict.fromkeys(base_lang(lang) for lang in langs)) or ["en"]
-    tokens = tokenize(text, codes[0])
+    if len(codes) == 1:
+        return codes
+    detected = detect_language(text)
+    if detected is None or base_lang(detected) not in codes:
+        return codes
+    return [c for c in codes if c in (codes[0], base_lang(detected))]
+
+
+def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:
+    """Query tokens for an index holding ``langs`` (most frequent first), with the analysers
+    of :func:`query_analysers`.
+
+    The first analyser's tokens keep their multiplicity (as BM25 expects); tokens that only another
+    analyser produces are appended once, so a pt query still meets pt-stemmed units in an index
+    that is mostly en, and an en-only index sees exactly the en analysis.
+
+    A minority of units in another language must not decide every query: each analyser also drops
+    the others' stopwords (the fr analyser would keep "the" and "of", rare terms in an English
+    collection, held only by the few units stored as fr: a misdetected abstract, a bilingual page),
+    and an English query is not given the fr stems ("cel" for "cells") that only those units hold.
+    """
+    codes = query_analysers(text, langs)
+    stop = frozenset().union(*(_stopset(code) for code in codes))
+    tokens = _analysed(text, codes[0], stop)
     seen = set(tokens)
     for code in codes[1:]:
-        for tok in tokenize(text, code):
+        for tok in _analysed(text, code, stop):
             if tok not in seen:
                 seen.add(tok)
                 tokens.append(tok)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filters import fold_case
-from trilha.index.language import detect_language, written_code
+from trilha.index.language import document_language, written_code
 from trilha.ingest.loaders import UNIT_FIELDS, SourceDocument
 from trilha.types import TextUnit
 
@@ -188,20 +188,30 @@ def _unit_fields(
 MIN_WORDS = 20
 
 
+def _language(known: Mapping[str, Any], text: str, langs: Mapping[str, int]) -> str:
+    """The ``lang`` the document or the ingest gives, written as the detector writes codes;
+    else the detected one, or the collection's most frequent language (``langs``' top) when
+    the detector is unsure (:func:`~trilha.index.language.document_language`)."""
+    if known.get("lang"):
+        return written_code(known["lang"])
+    main = max(langs, key=langs.__getitem__) if langs else None
+    return document_language(f"{known.get('title') or ''}\n{text}", main)
+
+
 def chunk_document(
-    doc: SourceDocument, max_words: int = 180, defaults: Mapping[str, Any] | None = None
+    doc: SourceDocument,
+    max_words: int = 180,
+    defaults: Mapping[str, Any] | None = None,
+    langs: Mapping[str, int] | None = None,
 ) -> list[TextUnit]:
     """TextUnits of a document, with ids ``<doc_id>#<ordinal>``. ``defaults`` give unit fields
     (the workspace's access defaults, the language an ingest forces) that the document's own
-    metadata overrides; a document whose language neither sets is detected
-    (:func:`~trilha.index.language.detect_language`; ``'en'`` when unsure)."""
+    metadata overrides; a document whose language neither sets is detected (:func:`_language`;
+    ``langs``: how many units of the collection each language has)."""
     if max_words < MIN_WORDS:
         raise BadRequestError(f"max_words must be at least {MIN_WORDS}")
     known, extra = _unit_fields(doc, defaults or {})
-    if not known.get("lang"):  # neither the document nor the ingest says: detect it
-        known["lang"] = detect_language(f"{known.get('title') or ''}\n{doc.text}") or "en"
-    else:
-        known["lang"] = written_code(known["lang"])
+    known["lang"] = _language(known, doc.text, langs or {})
     base = dict(known, doc_id=doc.doc_id, source_type=doc.source_type, extra=extra)
     try:  # the metadata is checked once, even for a document with no text
         TextUnit(unit_id=f"{doc.doc_id}#0", text="", **base)

@@ -94,10 +94,6 @@ def _delete_command(workspace: Path | None, doc_id: str) -> str:
     return f"trilha ingest{where} --delete={shlex.quote(doc_id)}"
 
 
-def _file_of(origin: str | None) -> Path | None:
-    return Path(origin) if origin else None
-
-
 class IngestPipeline:
     """Writes documents into the unit store and the dense index (and, via a hook, the graph)."""
 
@@ -124,12 +120,14 @@ class IngestPipeline:
         self.defaults = dict(defaults or {})
         self.enrich = enrich
         self.workspace = workspace  # named in the commands refusals suggest
+        self.langs: dict[str, int] = {}  # units by lang, the store's and this ingest's
 
     def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
         """Ingest documents; unchanged ones (same content hash) are skipped, bad ones refused.
         The progress bar counts units encoded."""
         report = IngestReport()
         start = time.perf_counter()
+        self.langs = dict(self.store.languages())
         batch: list[_Pending] = []
         n_units = 0
         # shown on a terminal only (disable=None), and only when asked for
@@ -167,7 +165,7 @@ class IngestPipeline:
             return None
         seen[doc.doc_id] = doc.where
         try:
-            units = chunk_document(doc, self.max_words, self.defaults)
+            units = chunk_document(doc, self.max_words, self.defaults, self.langs)
         except BadRequestError as e:
             self._refuse(report, Refusal(doc.where, str(e)))
             return None
@@ -179,6 +177,7 @@ class IngestPipeline:
         if old == digest:
             report.docs_unchanged += 1
             return None
+        self.langs[units[0].lang] = self.langs.get(units[0].lang, 0) + len(units)
         if self.enrich is not None:  # the digest stays the document's own, before enriching
             units = self._enriched(doc, units, report)
         old_ids = self.store.unit_ids_of(doc.doc_id) if old is not None else []
@@ -204,7 +203,7 @@ class IngestPipeline:
         if richer is doc:
             return units
         try:
-            return chunk_document(richer, self.max_words, self.defaults)
+            return chunk_document(richer, self.max_words, self.defaults, self.langs)
         except BadRequestError as e:
             report.errors.append(f"{doc.where}: extracted fields not kept ({e})")
             return units
@@ -230,7 +229,7 @@ class IngestPipeline:
                 "give one of them another doc_id"
             )
         owner = self.store.doc_origin(doc.doc_id)
-        owner_file = _file_of(owner)
+        owner_file = Path(owner) if owner else None
         if doc.origin and owner and owner != doc.origin and owner_file and owner_file.exists():
             drop = _delete_command(self.workspace, doc.doc_id)
             return (
