@@ -147,9 +147,12 @@ class EmbeddedFalkorServer:
 
     @property
     def dead(self) -> bool:
-        """True when the server this object owns died and is not running again yet."""
+        """True when the server this object owns died and is not running again yet (never in
+        a forked child: the server is its parent's)."""
         own = self._own
-        return own is not None and not own.released and not own.alive()
+        if own is None or own.released or own.creator != os.getpid():
+            return False
+        return not own.alive()
 
     @property
     def spawned(self) -> bool:
@@ -211,7 +214,7 @@ class EmbeddedFalkorServer:
         :class:`BackendUnavailableError`; the dead one stays owned for the next attempt."""
         with self._lock:
             old = self._own
-            if old is None or old.released or old.alive():
+            if old is None or not self.dead:
                 return False
             bury(old)
             deadline = time.monotonic() + self.startup_timeout_s
