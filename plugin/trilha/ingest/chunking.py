@@ -246,7 +246,7 @@ def _piece_units(
     """One unit per piece that arrived chunked, under its own id, its metadata over the
     document's and checked as the document's is; pieces without text are dropped."""
     assert doc.pieces is not None
-    units = []
+    units: list[TextUnit] = []
     for piece in (p for p in doc.pieces if p.text.strip()):
         own = doc.model_copy(update={"meta": {**doc.meta, **piece.meta}})
         known, extra = _unit_fields(own, defaults)

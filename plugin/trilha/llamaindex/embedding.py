@@ -81,7 +81,7 @@ class LlamaIndexEmbedder:
 def _normalised(rows: Sequence[Sequence[float]]) -> npt.NDArray[np.float32]:
     array = np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return array / np.where(norms == 0, 1.0, norms)
+    return (array / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
 def settings_for(

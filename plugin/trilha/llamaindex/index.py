@@ -24,6 +24,7 @@ from llama_index.core.data_structs.data_structs import IndexDict
 from llama_index.core.indices.managed.base import BaseManagedIndex
 from llama_index.core.ingestion import run_transformations
 from llama_index.core.llms import LLM
+from llama_index.core.llms.utils import LLMType, resolve_llm
 from llama_index.core.schema import BaseNode, Document, TransformComponent
 from llama_index.core.settings import Settings
 from llama_index.core.storage.docstore.types import RefDocInfo
@@ -106,7 +107,7 @@ class TrilhaIndex(BaseManagedIndex):
     def _write(self, items: Sequence[Any]) -> IngestReport:
         """Ingest LlamaIndex items; nothing is written when any is refused (one error)."""
         sources = list(to_sources(items))
-        refusals = [s for s in sources if isinstance(s, Refusal)] + self._invalid(sources)
+        refusals = _refusals(sources, self.workspace.settings.access_defaults())
         if refusals:
             more = f" (and {len(refusals) - 1} more)" if len(refusals) > 1 else ""
             raise BadRequestError(f"nothing written: {refusals[0]}{more}")
@@ -115,17 +116,6 @@ class TrilhaIndex(BaseManagedIndex):
             raise BadRequestError(f"refused {report.refused[0]}")
         self.last_report = report
         return report
-
-    def _invalid(self, sources: list[Loaded]) -> list[Refusal]:
-        """The documents whose metadata or text trilha refuses, checked before any write."""
-        defaults = self.workspace.settings.access_defaults()
-        refused = []
-        for doc in (s for s in sources if isinstance(s, SourceDocument)):
-            try:
-                chunk_document(doc, defaults=defaults)
-            except BadRequestError as e:
-                refused.append(Refusal(doc.where, str(e)))
-        return refused
 
     def _write_documents(self, documents: Sequence[Document]) -> IngestReport:
         if self._given_transformations:
@@ -202,7 +192,7 @@ class TrilhaIndex(BaseManagedIndex):
             self.workspace, **{k: v for k, v in request.items() if v is not None}
         )
 
-    def as_query_engine(self, llm: LLM | None = None, **kwargs: Any) -> BaseQueryEngine:
+    def as_query_engine(self, llm: LLMType | None = None, **kwargs: Any) -> BaseQueryEngine:
         """With an LLM (``llm``, else ``Settings.llm`` when set): LlamaIndex's
         ``RetrieverQueryEngine`` over :meth:`as_retriever` (``similarity_top_k``, ``filters``,
         ``node_postprocessors``, ``response_mode``...). Without one: trilha's cited answer
@@ -217,7 +207,7 @@ class TrilhaIndex(BaseManagedIndex):
         return RetrieverQueryEngine.from_args(self.as_retriever(**request), llm=chosen, **rest)
 
     def as_chat_engine(
-        self, chat_mode: ChatMode = ChatMode.BEST, llm: LLM | None = None, **kwargs: Any
+        self, chat_mode: ChatMode = ChatMode.BEST, llm: LLMType | None = None, **kwargs: Any
     ) -> BaseChatEngine:
         """LlamaIndex's chat engines over :meth:`as_retriever`; they need an LLM (``llm`` or
         ``Settings.llm``)."""
@@ -251,6 +241,18 @@ class TrilhaIndex(BaseManagedIndex):
         self.close()
 
 
+def _refusals(sources: list[Loaded], defaults: dict[str, Any]) -> list[Refusal]:
+    """The refusals among ``sources``, and the documents whose metadata or text trilha refuses,
+    checked before anything is written."""
+    refused = [s for s in sources if isinstance(s, Refusal)]
+    for doc in (s for s in sources if isinstance(s, SourceDocument)):
+        try:
+            chunk_document(doc, defaults=defaults)
+        except BadRequestError as e:
+            refused.append(Refusal(doc.where, str(e)))
+    return refused
+
+
 def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the retriever's arguments, the rest) of an engine's keyword arguments."""
     request = {k: v for k, v in kwargs.items() if k in _REQUEST_FIELDS}
@@ -260,8 +262,9 @@ def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return request, rest
 
 
-def _llm(llm: LLM | None) -> LLM | None:
-    """``llm``, else ``Settings.llm`` when one was set (never LlamaIndex's OpenAI default)."""
+def _llm(llm: LLMType | None) -> LLM | None:
+    """``llm`` (an LLM, or a name LlamaIndex resolves), else ``Settings.llm`` when one was set
+    (never LlamaIndex's OpenAI default)."""
     if llm is not None:
-        return llm
+        return resolve_llm(llm)
     return Settings._llm

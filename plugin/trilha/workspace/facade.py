@@ -41,7 +41,7 @@ from trilha.workspace import searching, writes
 from trilha.workspace.compose import load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
-from trilha.workspace.opening import acquire, open_parts
+from trilha.workspace.opening import acquire, encoder_settings, open_parts
 from trilha.workspace.parts import Parts
 from trilha.workspace.units import UnitReads, Vector
 
@@ -101,21 +101,16 @@ class Workspace(UnitReads):
         when the folder holds none (without it, a :class:`WorkspaceError` saying so).
 
         One process at a time holds a workspace (a second one gets a :class:`WorkspaceError`);
-        opening it again in the same process shares the first handle's parts
-        (:mod:`trilha.workspace.opening`).
+        opening it again in the same process shares its parts (:mod:`~.opening`).
         ``repair`` finishes interrupted writes first (:meth:`repair`). ``extractor`` finds the
         graph's entities at ingest (default: offline rules; or ``LLMEntityExtractor(llm)``).
         ``read_only`` (default ``TRILHA_READ_ONLY``) opens an existing workspace without the
         lock, beside its writer and other readers; its indices must then be servers
         (:mod:`trilha.workspace.shared`). ``embedder`` may be any LlamaIndex ``BaseEmbedding``
         (:class:`~trilha.llamaindex.embedding.LlamaIndexEmbedder`)."""
-        settings = settings or TrilhaSettings()
-        if embedder is not None and not isinstance(embedder, Embedder):  # a LlamaIndex one
-            from trilha.llamaindex.embedding import settings_for
-
-            settings, embedder = settings_for(settings, embedder)
+        settings, encoder = encoder_settings(settings or TrilhaSettings(), embedder)
         root, settings, lock = acquire(path, settings, create, read_only)
-        parts = open_parts(root, settings, lock, embedder, reranker, extractor, repair)
+        parts = open_parts(root, settings, lock, encoder, reranker, extractor, repair)
         return cls(root, settings, parts, lock)
 
     def require_graph(self) -> GraphService:
@@ -168,11 +163,8 @@ class Workspace(UnitReads):
         (listed in ``report.refused``); graph trouble is listed in ``report.errors``.
 
         A document without a ``lang`` field is in ``lang`` when given, else in the language
-        detected from its text (:func:`~trilha.index.language.detect_language`).
-
-        ``documents`` may be LlamaIndex Documents and nodes too (``SimpleDirectoryReader(dir)
-        .load_data()``, a node parser's output): see :mod:`trilha.llamaindex.sources` for how
-        they are named and read."""
+        detected from its text (:func:`~trilha.index.language.detect_language`). LlamaIndex
+        Documents and nodes are taken too (:mod:`trilha.llamaindex.sources`)."""
         parts = self._parts.writable()  # before the try: a reader refreshes nothing
         defaults: dict[str, Any] = dict(self.settings.access_defaults())
         if lang is not None:

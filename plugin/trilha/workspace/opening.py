@@ -27,6 +27,18 @@ from trilha.workspace.upgrade import recorded_encoder
 STORE_FILE = "units.sqlite"
 
 
+def encoder_settings(
+    settings: TrilhaSettings, embedder: Embedder | object | None
+) -> tuple[TrilhaSettings, Embedder | None]:
+    """The settings and encoder of an open given ``embedder``: a LlamaIndex ``BaseEmbedding``
+    is wrapped (:func:`trilha.llamaindex.embedding.settings_for`, imported only then)."""
+    if embedder is None or isinstance(embedder, Embedder):
+        return settings, embedder
+    from trilha.llamaindex.embedding import settings_for
+
+    return settings_for(settings, embedder)
+
+
 def acquire(
     path: str | Path | None, settings: TrilhaSettings, create: bool, read_only: bool | None
 ) -> tuple[Path, TrilhaSettings, WorkspaceLock | None]:
