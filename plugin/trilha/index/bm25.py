@@ -37,7 +37,7 @@ def idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def saturation(tf: Floats, lengths: Floats, avgdl: float, k1: float, b: float) -> Floats:
+def saturation(tf: Floats, lengths: Floats | Ints, avgdl: float, k1: float, b: float) -> Floats:
     """Lucene's term-frequency part: ``tf / (tf + k1·(1 − b + b·dl/avgdl))``."""
     return tf / (tf + k1 * (1.0 - b + b * lengths / avgdl))
 
