@@ -9,13 +9,14 @@ for: neither takes a user, a principal or a role from the LLM.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import FunctionTool
+from pydantic import Field
 
+from trilha.llamaindex.tool_args import ToolArgs, schema_tool
 from trilha.orchestrate import ContextBundle, ContextItem, Orchestrator, RetrievalRequest
 
 #: Item metadata the LLM sees next to the text.
@@ -82,6 +83,12 @@ def bundle_text(bundle: ContextBundle) -> str:
     return "\n".join(lines)
 
 
+class ContextArgs(ToolArgs):
+    """What the model passes to ``trilha_context``."""
+
+    question: str = Field(min_length=1, description="The user's question, in their words.")
+
+
 def context_tool(
     orchestrator: Orchestrator, name: str = "trilha_context", **request: Any
 ) -> FunctionTool:
@@ -89,23 +96,14 @@ def context_tool(
     :class:`OrchestratorRetriever`); its raw output is the ContextBundle."""
     retriever = OrchestratorRetriever(orchestrator, **request)
 
-    def trilha_context(question: str) -> ContextBundle:
-        """Context for a question: cited items from documents, the graph (tasks, projects,
-        objectives), claims and this user's memory, only what the user may see."""
-        return retriever.bundle(question)
+    def run(args: ContextArgs) -> ContextBundle:
+        return retriever.bundle(args.question)
 
-    async def atrilha_context(question: str) -> ContextBundle:
-        return await retriever.abundle(question)
+    async def arun(args: ContextArgs) -> ContextBundle:
+        return await retriever.abundle(args.question)
 
-    return FunctionTool.from_defaults(
-        fn=trilha_context,
-        async_fn=atrilha_context,
-        name=name,
-        description=trilha_context.__doc__ or name,
-        callback=bundle_text,
-        async_callback=_async_text,
+    description = (
+        "Context for a question: cited items from documents, the graph (tasks, projects, "
+        "objectives), claims and this user's memory, only what the user may see."
     )
-
-
-async def _async_text(bundle: ContextBundle) -> str:
-    return await asyncio.to_thread(bundle_text, bundle)
+    return schema_tool(name, description, ContextArgs, run, arun, text=bundle_text)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from llama_index.core.tools import FunctionTool, ToolMetadata
+from llama_index.core.tools import FunctionTool
+from pydantic import Field
 
 from trilha.access.principal import Principal
+from trilha.llamaindex.tool_args import ToolArgs, schema_tool
 from trilha.request import SearchRequest
 from trilha.types import SearchResult
 from trilha.workspace import Workspace
@@ -22,9 +24,21 @@ from trilha.workspace import Workspace
 SEARCH_TOOL_NAME = "trilha_search"
 _DESCRIPTION = (
     "Search the company's documents (BM25 + dense, with a knowledge-graph boost) and return "
-    "passages with citations (doc_id, unit_id, page/section/heading). Arguments: query (text); "
-    "top_k (results, default 5); lang (e.g. 'pt' or 'en'); tags (any of these)."
+    "passages with citations (doc_id, unit_id, page/section/heading)."
 )
+
+
+class SearchArgs(ToolArgs):
+    """What the model chooses in a ``trilha_search`` call."""
+
+    query: str = Field(min_length=1, description="What to search for, in the user's words.")
+    top_k: int = Field(5, ge=1, le=50, description="How many passages to return.")
+    lang: str | None = Field(
+        None, description="Only passages in this language code (e.g. 'pt', 'en'); null: any."
+    )
+    tags: list[str] | None = Field(
+        None, description="Only passages of documents with any of these tags; null: any."
+    )
 
 
 def passages_text(result: SearchResult) -> str:
@@ -54,28 +68,16 @@ def search_tool(
     template = SearchRequest.make("(template)", principal=principal, **request)
     workspace.plan(template)
 
-    def build(query: str, top_k: int, lang: str | None, tags: list[str] | None) -> SearchRequest:
-        filters = {k: v for k, v in (("lang", lang), ("tags", tags)) if v}
-        return SearchRequest.make(template, query=query, top_k=top_k, filters=filters or None)
+    def build(args: SearchArgs) -> SearchRequest:
+        filters = {k: v for k, v in (("lang", args.lang), ("tags", args.tags)) if v}
+        return SearchRequest.make(
+            template, query=args.query, top_k=args.top_k, filters=filters or None
+        )
 
-    def trilha_search(
-        query: str, top_k: int = 5, lang: str | None = None, tags: list[str] | None = None
-    ) -> SearchResult:
-        """Search documents; passages with citations."""
-        return workspace.search(build(query, top_k, lang, tags))
+    def run(args: SearchArgs) -> SearchResult:
+        return workspace.search(build(args))
 
-    async def atrilha_search(
-        query: str, top_k: int = 5, lang: str | None = None, tags: list[str] | None = None
-    ) -> SearchResult:
-        return await workspace.asearch(build(query, top_k, lang, tags))
+    async def arun(args: SearchArgs) -> SearchResult:
+        return await workspace.asearch(build(args))
 
-    async def apassages(result: SearchResult) -> str:
-        return passages_text(result)
-
-    return FunctionTool.from_defaults(
-        fn=trilha_search,
-        async_fn=atrilha_search,
-        tool_metadata=ToolMetadata(name=SEARCH_TOOL_NAME, description=_DESCRIPTION),
-        callback=passages_text,
-        async_callback=apassages,
-    )
+    return schema_tool(SEARCH_TOOL_NAME, _DESCRIPTION, SearchArgs, run, arun, text=passages_text)

@@ -1,17 +1,20 @@
 """A function-calling LLM that follows a script, to test agents offline.
 
 It stands in for the external model only: the agents, their tools and what the tools call are
-real. A script is a function of the messages the agent sends and the names of the tools it
-offers, returning the assistant's message (text, or :class:`ToolCallBlock` s). Every call is
-kept in :attr:`ScriptedLLM.calls`. The default script, :func:`ask_then_cite`, calls
-``trilha_context`` with the user's question, then answers with the first five items (the start
-of each item's first line) and their sources, as the tool's text gave them.
+real. Like a real model it sees each tool only as its ``metadata.to_openai_tool()`` JSON (name,
+description, parameters' schema), never the Python function. A script is a function of the
+messages the agent sends and those tool specs, returning the assistant's message (text, or
+:class:`ToolCallBlock` s). Every call is kept in :attr:`ScriptedLLM.calls`. The default script,
+:func:`ask_then_cite`, calls ``trilha_context`` with arguments built from its schema (the
+user's question), then answers with the first five items (the start of each item's first line)
+and their sources, as the tool's text gave them. :mod:`trilha.testing.schema_args` builds the
+arguments from the schema; :func:`call_each_tool` calls every tool offered, then answers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,15 +36,22 @@ from llama_index.core.llms.llm import ToolSelection
 from llama_index.core.tools import BaseTool
 from pydantic import PrivateAttr
 
-Script = Callable[[Sequence[ChatMessage], Sequence[str]], ChatMessage]
+from trilha.testing.schema_args import ToolSpec, arguments, spec_name
+
+Script = Callable[[Sequence[ChatMessage], Sequence[ToolSpec]], ChatMessage]
 
 
 @dataclass(frozen=True)
 class Call:
-    """One chat request the LLM got: the messages and the names of the tools offered."""
+    """One chat request the LLM got: the messages and the tools offered (their specs)."""
 
     messages: list[ChatMessage]
-    tools: list[str]
+    specs: list[ToolSpec]
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the tools offered."""
+        return [spec_name(s) for s in self.specs]
 
     @property
     def system(self) -> str:
@@ -96,13 +106,59 @@ def cited_answer(context: str, limit: int = 5) -> str:
 
 
 def ask_then_cite(tool: str = "trilha_context") -> Script:
-    """The script: call ``tool`` with the question, then answer citing what it returned."""
+    """The script: call ``tool`` with arguments its schema asks for (the question for its
+    required text), then answer citing what it returned."""
 
-    def script(messages: Sequence[ChatMessage], tools: Sequence[str]) -> ChatMessage:
-        if tool in tools and not called(messages, tool):
-            return call_tool(tool, question=last_question(messages))
+    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
+        spec = next((s for s in tools if spec_name(s) == tool), None)
+        if spec is not None and not called(messages, tool):
+            return call_tool(tool, **arguments(spec, last_question(messages)))
         context = "\n".join(tool_texts(messages))
         return ChatMessage(role=MessageRole.ASSISTANT, content=cited_answer(context))
+
+    return script
+
+
+def tool_results(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """``(tool name, text)`` of each tool result after the last user message, oldest first."""
+    since = since_question(messages)
+    names = {
+        b.tool_call_id: b.tool_name for m in since for b in m.blocks if isinstance(b, ToolCallBlock)
+    }
+    return [
+        (names.get(m.additional_kwargs.get("tool_call_id"), "?"), m.content or "")
+        for m in since
+        if m.role == MessageRole.TOOL
+    ]
+
+
+def answer_from(results: Sequence[tuple[str, str]]) -> str:
+    """An answer from each tool's text: the cited items of a ``trilha_context`` text, else
+    the text's first three lines (200 characters each), under the tool's name."""
+    parts = []
+    for name, text in results:
+        if _ITEM.search(text):
+            body = cited_answer(text)
+        else:
+            body = "\n".join(line[:200] for line in text.strip().splitlines()[:3])
+        parts.append(f"{name}:\n{body}")
+    return "\n".join(parts) or "No tool was called."
+
+
+def call_each_tool(
+    values: Mapping[str, Any] | None = None, skip: Sequence[str] = ("handoff",)
+) -> Script:
+    """The script: call each tool offered (except ``skip``), one a turn and in the order
+    offered, with :func:`~trilha.testing.schema_args.arguments` built from its schema alone
+    (``values`` by argument name), then answer from what they returned."""
+
+    def script(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
+        question = last_question(messages)
+        for spec in tools:
+            name = spec_name(spec)
+            if name not in skip and not called(messages, name):
+                return call_tool(name, **arguments(spec, question, values))
+        return ChatMessage(role=MessageRole.ASSISTANT, content=answer_from(tool_results(messages)))
 
     return script
 
@@ -131,9 +187,9 @@ class ScriptedLLM(FunctionCallingLLM):
         return LLMMetadata(is_chat_model=True, is_function_calling_model=True)
 
     def _answer(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
-        tools = [t.metadata.get_name() for t in kwargs.get("tools") or ()]
-        self._calls.append(Call(list(messages), tools))
-        message = self._script(messages, tools)
+        specs: list[ToolSpec] = list(kwargs.get("tools") or ())
+        self._calls.append(Call(list(messages), specs))
+        message = self._script(messages, specs)
         return ChatResponse(message=message, delta=message.content or "")
 
     @llm_chat_callback()
@@ -212,7 +268,8 @@ class ScriptedLLM(FunctionCallingLLM):
             messages.append(ChatMessage(role=MessageRole.USER, content=user_msg))
         elif user_msg is not None:
             messages.append(user_msg)
-        return {"messages": messages, "tools": tools, **kwargs}
+        specs = [tool.metadata.to_openai_tool() for tool in tools]  # all a model is shown
+        return {"messages": messages, "tools": specs, **kwargs}
 
     def get_tool_calls_from_response(
         self, response: ChatResponse, error_on_no_tool_call: bool = True, **kwargs: Any
