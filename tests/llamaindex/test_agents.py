@@ -20,6 +20,7 @@ from trilha.llamaindex.agent_run import AgentAnswer, aask_agents, ask_agents
 from trilha.llamaindex.agents import agent_tools, build_agent, build_workflow, system_prompt
 from trilha.orchestrate import ContextBundle, Orchestrator
 from trilha.settings import TrilhaSettings
+from trilha.testing.schema_args import ToolSpec
 from trilha.testing.scripted_llm import ScriptedLLM, ask_then_cite, call_tool, called
 from trilha.workspace import Workspace
 
@@ -119,7 +120,7 @@ def test_us2_for_carla_never_shows_brunos_tasks(agent_orch: Orchestrator) -> Non
 
 
 def test_the_llm_cannot_ask_as_another_user(agent_orch: Orchestrator) -> None:
-    def as_bruno(messages: Sequence[ChatMessage], tools: Sequence[str]) -> ChatMessage:
+    def as_bruno(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ChatMessage:
         if not called(messages, "trilha_context"):
             return call_tool("trilha_context", question=US2, user_id="bruno.ti")
         return ask_then_cite()(messages, tools)
@@ -150,7 +151,9 @@ def test_us1_knowledge_agent_cites_document_passages(agent_orch: Orchestrator) -
 
 
 def test_a_misrouted_question_is_handed_off(agent_orch: Orchestrator) -> None:
-    def knowledge_hands_off(messages: Sequence[ChatMessage], tools: Sequence[str]) -> ChatMessage:
+    def knowledge_hands_off(
+        messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]
+    ) -> ChatMessage:
         prompt = messages[0].content or ""
         if prompt.startswith("You are knowledge_agent") and not called(messages, "handoff"):
             return call_tool("handoff", to_agent="task_agent", reason="it is about tasks")
@@ -182,8 +185,6 @@ def test_a_misrouted_question_is_handed_off(agent_orch: Orchestrator) -> None:
 
 
 async def test_async_form_and_remembered_turns(agent_orch: Orchestrator) -> None:
-    with pytest.raises(BadRequestError, match="use await aask_agents"):
-        ask_agents(agent_orch, ScriptedLLM(), US2, user_id="bruno.ti", conversation_id="c")
     answer = await aask_agents(
         agent_orch,
         ScriptedLLM(),

@@ -9,11 +9,8 @@ never served to another principal. A hit is marked ``trace.cache_hit`` and timed
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import hashlib
 import json
-import threading
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -25,6 +22,7 @@ from trilha.answer.workflow import UC09Workflow, arun
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.retrieve.cache import normalise_query
+from trilha.sync_run import run_sync
 from trilha.workspace.searching import cache_scope
 
 if TYPE_CHECKING:
@@ -54,27 +52,10 @@ def ask_request(question: str | AskRequest, **fields: Any) -> AskRequest:
 
 
 def ask(ws: Workspace, question: str | AskRequest, /, **fields: Any) -> Answer:
-    """The cited answer to ``question`` (see :func:`aask`), from synchronous code: no event
-    loop may be running (in a notebook cell, ``await aask(...)``)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _runner().run(aask(ws, question, **fields))
-    raise BadRequestError("ask was called inside a running event loop; use await aask(...) there")
-
-
-_RUNNERS = threading.local()
-
-
-def _runner() -> asyncio.Runner:
-    """This thread's event loop for :func:`ask`, kept between calls: a new loop per call (as
-    ``asyncio.run`` makes), with its worker threads started and joined each time, cost ~20 ms
-    of an 84 ms answer on 2 cores. Closed when the process exits."""
-    runner: asyncio.Runner | None = getattr(_RUNNERS, "runner", None)
-    if runner is None:
-        runner = _RUNNERS.runner = asyncio.Runner()
-        atexit.register(runner.close)
-    return runner
+    """The cited answer to ``question`` (see :func:`aask`), from synchronous code; inside a
+    running event loop (a notebook cell) it runs on a worker thread's loop
+    (:func:`~trilha.sync_run.run_sync`), though ``await aask(...)`` there keeps the loop free."""
+    return run_sync(aask(ws, question, **fields))
 
 
 async def aask(

@@ -4,12 +4,12 @@
 ...                     user_id="bruno.ti", conversation_id="c1")
 >>> answer.route.agent.name, answer.text, [b.depth_used for b in answer.bundles]
 
-:func:`aask_agents` is the async form (use it inside a running event loop: notebooks, servers).
+:func:`aask_agents` is the async form; :func:`ask_agents` works inside a running event loop too
+(a notebook cell), on a worker thread's loop, but ``await aask_agents(...)`` keeps the loop free.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +22,10 @@ from llama_index.core.agent.workflow import (
 from llama_index.core.llms import LLM
 from llama_index.core.tools import ToolOutput
 
-from trilha.errors import BadRequestError
 from trilha.llamaindex.agent_router import AgentRouter, Route
 from trilha.llamaindex.agents import build_workflow
 from trilha.orchestrate import ContextBundle, Orchestrator
+from trilha.sync_run import run_sync
 
 
 @dataclass(frozen=True)
@@ -112,14 +112,9 @@ async def _run(
 
 
 def ask_agents(orchestrator: Orchestrator, llm: LLM, question: str, **options: Any) -> AgentAnswer:
-    """:func:`aask_agents` from synchronous code (no event loop may be running)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(aask_agents(orchestrator, llm, question, **options))
-    raise BadRequestError(
-        "ask_agents was called inside a running event loop; use await aask_agents(...) there"
-    )
+    """:func:`aask_agents` from synchronous code, with or without a running event loop
+    (:func:`~trilha.sync_run.run_sync`)."""
+    return run_sync(aask_agents(orchestrator, llm, question, **options))
 
 
 def _remember(
