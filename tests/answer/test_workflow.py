@@ -251,12 +251,11 @@ def test_bad_requests_are_one_clear_line() -> None:
     assert request.params.top_n == 3 and request.params.max_tokens_ctx == 500
 
 
-def test_sync_ask_inside_an_event_loop_says_what_to_do(sample_ws: Workspace) -> None:
+def test_sync_ask_inside_an_event_loop_answers_as_aask(sample_ws: Workspace) -> None:
     async def inside() -> None:
-        with pytest.raises(BadRequestError, match="await aask"):
-            ask(sample_ws, "prazo")
+        synced = ask(sample_ws, "prazo prescricional quinquenal")
         answer = await aask(sample_ws, "prazo prescricional quinquenal")
-        assert answer.answered
+        assert answer.answered and synced.answer == answer.answer
 
     asyncio.run(inside())
 
