@@ -50,7 +50,9 @@ class TrilhaIndex(BaseManagedIndex):
     LlamaIndex's index interface. ``TrilhaIndex(nodes=..., path=...)`` indexes nodes into a new
     or existing workspace; :meth:`from_documents` documents; :meth:`open` an existing one (a
     path that holds none is an error). ``embed_model`` (else ``Settings.embed_model`` when set)
-    is the dense encoder of a new index; TRILHA_* settings win when they name one."""
+    is the dense encoder of a new index; ``llm`` (else ``Settings.llm`` when set) answers,
+    expands queries and classifies questions (Pre-query). TRILHA_* settings win when they
+    name an encoder or an LLM (a Groq key)."""
 
     def __init__(
         self,
@@ -60,6 +62,7 @@ class TrilhaIndex(BaseManagedIndex):
         workspace: Workspace | None = None,
         settings: TrilhaSettings | None = None,
         embed_model: BaseEmbedding | None = None,
+        llm: LLMType | None = None,
         show_progress: bool = False,
         create: bool | None = None,
         transformations: list[TransformComponent] | None = None,
@@ -71,6 +74,10 @@ class TrilhaIndex(BaseManagedIndex):
             workspace = Workspace.open(path, settings, embedder=embedder, create=create)
         #: The workspace the index reads and writes (closed by :meth:`close`).
         self.workspace = workspace
+        #: The LLM given (None: ``Settings.llm``, read when an engine is made).
+        self.llm = _llm(llm) if llm is not None else None
+        if self.llm is not None:
+            workspace.use_llm(self.llm)
         #: What the last write did (added, updated, unchanged, refused).
         self.last_report = IngestReport()
         self._given_transformations = transformations
@@ -193,14 +200,14 @@ class TrilhaIndex(BaseManagedIndex):
         )
 
     def as_query_engine(self, llm: LLMType | None = None, **kwargs: Any) -> BaseQueryEngine:
-        """With an LLM (``llm``, else ``Settings.llm`` when set): LlamaIndex's
+        """With an LLM (``llm``, else the index's, else ``Settings.llm`` when set): LlamaIndex's
         ``RetrieverQueryEngine`` over :meth:`as_retriever` (``similarity_top_k``, ``filters``,
         ``node_postprocessors``, ``response_mode``...). Without one: trilha's cited answer
         (:class:`TrilhaQueryEngine`, extractive unless TRILHA_* names an LLM)."""
         from llama_index.core.query_engine import RetrieverQueryEngine
 
         request, rest = _split(kwargs)
-        chosen = _llm(llm)
+        chosen = _llm(llm if llm is not None else self.llm)
         if chosen is None:
             fields = {"k": request.pop("top_k", None), **request}
             return TrilhaQueryEngine(self.workspace, **{k: v for k, v in fields.items() if v})
@@ -218,7 +225,7 @@ class TrilhaIndex(BaseManagedIndex):
             SimpleChatEngine,
         )
 
-        chosen = _llm(llm)
+        chosen = _llm(llm if llm is not None else self.llm)
         if chosen is None:
             raise ConfigurationError("a chat engine needs an LLM: pass llm= or set Settings.llm")
         request, rest = _split(kwargs)

@@ -206,12 +206,18 @@ def _mirror(workspace: Workspace) -> GraphMemoryMirror | None:
 
 
 def llm_classifier(workspace: Workspace) -> GroqClassifier | None:
-    """The Groq pre-query classifier when the settings hold a Groq key, else None."""
+    """The pre-query classifier: Groq when the settings hold a Groq key, else the workspace's
+    LlamaIndex LLM (:meth:`~trilha.workspace.Workspace.use_llm`, else ``Settings.llm`` when
+    set); None without any."""
     from trilha.llm.groq import groq_client
+    from trilha.llm.llamaindex import chat_client
 
     settings = workspace.settings
     client = groq_client(settings)
-    return GroqClassifier(client, settings.groq_model, settings.llm_timeout_s) if client else None
+    if client is not None:
+        return GroqClassifier(client, settings.groq_model, settings.llm_timeout_s)
+    chat = chat_client(workspace.llm)
+    return GroqClassifier(chat, chat.model, settings.llm_timeout_s) if chat else None
 
 
 def _check_project(request: RetrievalRequest, principal: Principal) -> None:

@@ -4,9 +4,10 @@ results merged by ``unit_id`` (:func:`merge_variants`).
 * :class:`OfflineExpander` — groups of equivalent terms per language (``profiles/expansions.yaml``:
   legal synonyms, procedural and statute abbreviations, corporate vocabulary); no model, no
   network, a few microseconds.
-* :class:`LLMQueryExpander` — a Groq chat model asked with seed 001's legal rules (synonyms,
-  procedural equivalents, statute reformulations); past its timeout (3 s) or on any failure it
-  gives no variant and says why, and the search goes on with the query alone.
+* :class:`LLMQueryExpander` — a Groq chat model (or a LlamaIndex LLM) asked with seed 001's
+  legal rules (synonyms, procedural equivalents, statute reformulations); past its timeout
+  (3 s) or on any failure it gives no variant and says why, and the search goes on with the
+  query alone.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ PROMPT = (
 
 
 class LLMQueryExpander:
-    """Variants from a Groq chat model (a ``groq.Groq`` client), ``timeout_s`` per call."""
+    """Variants from a chat model (a ``groq.Groq`` client, or a LlamaIndex LLM's
+    :class:`~trilha.llm.llamaindex.LlamaIndexChatClient`), ``timeout_s`` per call."""
 
     def __init__(self, client: Any, model: str, timeout_s: float = 3.0, limit: int = 3) -> None:
         self.client = client.with_options(timeout=timeout_s, max_retries=0)
@@ -185,19 +187,24 @@ def expanded(
     return merged
 
 
-def make_expander(settings: TrilhaSettings) -> Expander:
-    """The configured expander (``TRILHA_EXPANSION_BACKEND``; see the module docstring)."""
+def make_expander(settings: TrilhaSettings, llm: Any | None = None) -> Expander:
+    """The configured expander (``TRILHA_EXPANSION_BACKEND``; see the module docstring). Unless
+    it is ``offline``, a Groq key in the settings wins; without one, the LlamaIndex LLM ``llm``
+    (else ``Settings.llm`` when set, :mod:`trilha.llm.llamaindex`) makes the variants."""
     from trilha.llm.groq import groq_client
+    from trilha.llm.llamaindex import chat_client
 
-    limit = settings.expansion_max_variants
+    limit, timeout = settings.expansion_max_variants, settings.expansion_timeout_s
     if settings.expansion_backend != "offline":
         client = groq_client(settings)
         if client is not None:
-            return LLMQueryExpander(
-                client, settings.groq_model, settings.expansion_timeout_s, limit
-            )
+            return LLMQueryExpander(client, settings.groq_model, timeout, limit)
+        chat = chat_client(llm)
+        if chat is not None:
+            return LLMQueryExpander(chat, chat.model, timeout, limit)
         if settings.expansion_backend == "llm":
             raise ConfigurationError(
-                "TRILHA_EXPANSION_BACKEND=llm needs TRILHA_GROQ_API_KEY; set it, or use offline"
+                "TRILHA_EXPANSION_BACKEND=llm needs TRILHA_GROQ_API_KEY (or a LlamaIndex "
+                "Settings.llm); set one, or use offline"
             )
     return OfflineExpander.load(limit=limit)

@@ -106,7 +106,14 @@ def _open_store(root: Path, embedder: Embedder, read_only: bool) -> DocStore:
 
 def open_encoder(root: Path, settings: TrilhaSettings, given: Embedder | None) -> Embedder:
     """``given``, else the configured encoder, checked against the one the workspace at
-    ``root`` was built with (``auto`` records its choice there when it makes it)."""
+    ``root`` was built with (``auto`` records its choice there when it makes it). A LlamaIndex
+    embedding (recorded as ``llamaindex:...``) cannot be made from settings: it must be given."""
+    if given is None and settings.embedding_model.startswith("llamaindex:"):
+        raise ConfigurationError(
+            f"workspace {root} was built with the LlamaIndex embedding "
+            f"{settings.embedding_model}; pass that model: TrilhaIndex.open(path, "
+            "embed_model=...) (or set Settings.embed_model) or Workspace.open(path, embedder=...)"
+        )
     embedder = given or make_embedder(
         settings, root / "models", record=lambda chosen: record_encoder(root, chosen, settings)
     )

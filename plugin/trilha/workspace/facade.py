@@ -76,6 +76,8 @@ class Workspace(UnitReads):
         self.cache = ResultCache.of(
             settings.result_cache_ttl_s, settings.result_cache_entries, settings.redis_url
         )
+        #: The LlamaIndex LLM given by :meth:`use_llm` (None: ``Settings.llm`` when set).
+        self.llm: object | None = None
         #: Stage 2: makes a query's variants when a search asks to expand it.
         self.expander = make_expander(settings)
         self._parts = parts
@@ -223,7 +225,7 @@ class Workspace(UnitReads):
         for, with this workspace's defaults."""
         req = SearchRequest.make(request, **fields)
         self._parts.follow()
-        lang, fusion = self.fusion.for_query(req.query, self.searcher.lexical.unit_langs)
+        lang, fusion = self.fusion.for_query(req.query, self.searcher.langs_for(req.principal))
         return plan(req, self.settings, self.graph is not None, fusion, lang)
 
     @property
@@ -240,6 +242,13 @@ class Workspace(UnitReads):
     def use_reranker(self, reranker: Reranker | None) -> None:
         """Rerank with ``reranker`` from now on (None: the configured cross-encoder again)."""
         self._parts.reranker.set(reranker)
+
+    def use_llm(self, llm: object | None) -> None:
+        """Expand queries (and classify questions, :class:`~trilha.orchestrate.Orchestrator`)
+        with the LlamaIndex LLM ``llm`` from now on; a Groq key in the settings still wins
+        (:func:`~trilha.retrieve.expand.make_expander`). None: ``Settings.llm`` again."""
+        self.llm = llm
+        self.expander = make_expander(self.settings, llm)
 
     def search(
         self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ from trilha.orchestrate.prequery.model import (
 
 if TYPE_CHECKING:
     import groq
+
+    from trilha.llm.llamaindex import LlamaIndexChatClient
 
 PROMPT = f"""You classify questions that users ask a company's knowledge assistant, in Portuguese
 or English. Answer with one JSON object and nothing else:
@@ -117,10 +120,16 @@ def _period(name: HorizonName | None, read: TimeHorizon, now: datetime) -> TimeH
 
 
 class GroqClassifier:
-    """Classifies with ``model`` through a ``groq.Groq`` or ``groq.AsyncGroq`` client, giving
-    each call ``timeout_s`` seconds and no retry."""
+    """Classifies with ``model`` through a ``groq.Groq`` or ``groq.AsyncGroq`` client (or a
+    LlamaIndex LLM's :class:`~trilha.llm.llamaindex.LlamaIndexChatClient`), giving each call
+    ``timeout_s`` seconds and no retry."""
 
-    def __init__(self, client: groq.Groq | groq.AsyncGroq, model: str, timeout_s: float) -> None:
+    def __init__(
+        self,
+        client: groq.Groq | groq.AsyncGroq | LlamaIndexChatClient,
+        model: str,
+        timeout_s: float,
+    ) -> None:
         self.client = client.with_options(timeout=timeout_s, max_retries=0)
         self.model = model
         self.timeout_s = timeout_s
@@ -172,12 +181,11 @@ class GroqClassifier:
 
     def failure(self, error: Exception) -> BackendUnavailableError:
         """What went wrong with a call, as one line."""
-        import groq
-
-        if isinstance(error, groq.APITimeoutError):
+        groq = sys.modules.get("groq")  # a LlamaIndex LLM's failures need no Groq SDK
+        if isinstance(error, TimeoutError) or (groq and isinstance(error, groq.APITimeoutError)):
             return BackendUnavailableError(f"llm timed out after {self.timeout_s:g} s")
-        if isinstance(error, groq.APIStatusError):
+        if groq and isinstance(error, groq.APIStatusError):
             return BackendUnavailableError(f"llm returned HTTP {error.status_code}")
-        if isinstance(error, groq.APIConnectionError):
+        if groq and isinstance(error, groq.APIConnectionError):
             return BackendUnavailableError(f"llm unreachable ({error.__cause__ or error})")
         return BackendUnavailableError(f"llm call failed: {type(error).__name__}: {error}")
