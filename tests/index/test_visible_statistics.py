@@ -22,6 +22,7 @@ from trilha.index.sparse import SparseLexical
 from trilha.index.tokenize import tokenize
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
+from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
@@ -144,25 +145,57 @@ def test_hidden_units_move_no_sparse_score(tmp_path: Path, who: str) -> None:
             == after  # fmt: skip
 
 
+#: Hidden Portuguese notes, more than every English unit: Portuguese becomes the workspace's
+#: most frequent language, that of a query no detector can place ("VPN audit budget").
+HIDDEN_PT: list[tuple[dict[str, object], str]] = [
+    (access | {"lang": "pt"}, f"Nota {i}: auditoria da VPN, orçamento e incidente de segurança.")
+    for i in range(12)
+    for access in [[{"visibility": "private", "owner_id": "zoe"}, {"sensitivity": 3},
+                    {"visibility": "org", "org_id": "beta"}][i % 3]]
+]  # fmt: skip
+#: A fusion per language, so that the language a query is searched in shows in fused scores.
+BY_LANG = {"pt": {"weight_bm25": 0.8, "weight_semantic": 0.2, "rrf_k": 5}}
+
+
 def test_hidden_documents_move_no_search_score(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, tiny_cross_encoder: Path
 ) -> None:
-    settings = TrilhaSettings(graph_backend="none")
+    """Every score of a visible hit (bm25, semantic, fused by weights and by RRF, rerank) and
+    the query's language and fusion stay put, to 1e-9, when hidden documents are added."""
+    settings = TrilhaSettings(graph_backend="none", fusion_by_lang=BY_LANG)
     with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
+        ws.use_reranker(CrossEncoderReranker(str(tiny_cross_encoder), precision="fp32"))
         assert not ws.ingest(documents(SEEN, "s")).refused
+        runs = [(w, q, m) for w in PRINCIPALS for q in QUERIES for m in ("weighted", "rrf")]
 
-        def bm25(principal: Principal, query: str) -> dict[str, float | None]:
-            hits = ws.search(query, top_k=20, principal=principal).hits
-            return {h.unit.unit_id: h.scores.bm25 for h in hits}
+        def seen(principal: Principal, query: str, merge: str) -> tuple[object, ...]:
+            asked = {"top_k": 20, "principal": principal, "merge": merge}
+            fusion = ws.plan(query, **asked).params
+            scores = {
+                h.unit.unit_id: (h.scores.bm25, h.scores.semantic, h.scores.fused)
+                for h in ws.search(query, **asked).hits
+            }
+            reranked = {h.unit.unit_id: h.scores.rerank for h in ws.search(
+                query, **asked, rerank=True).hits}  # fmt: skip
+            return fusion.lang, fusion.weights, fusion.rrf_k, scores, reranked
 
-        before = {(w, q): bm25(p, q) for w, p in PRINCIPALS.items() for q in QUERIES}
-        assert not ws.ingest(documents(HIDDEN, "h")).refused
-        for (who, query), old in before.items():
-            new = bm25(PRINCIPALS[who], query)
-            assert new.keys() == old.keys()
-            for unit_id, score in old.items():
-                assert (score is None) == (new[unit_id] is None)
-                assert score is None or abs(new[unit_id] - score) <= 1e-9, (who, query, unit_id)
+        before = {(w, q, m): seen(PRINCIPALS[w], q, m) for w, q, m in runs}
+        assert not ws.ingest(documents(HIDDEN + HIDDEN_PT, "h")).refused
+        assert ws.searcher.lexical.unit_langs[0] == "pt"
+        for who, query, merge in runs:
+            *fusion, scores, reranked = seen(PRINCIPALS[who], query, merge)
+            *was_fusion, was_scores, was_reranked = before[who, query, merge]
+            assert fusion == was_fusion, (who, query, merge)
+            assert scores.keys() == was_scores.keys() and reranked.keys() == was_reranked.keys()
+            for unit_id, old in was_scores.items():
+                assert all(map(close, old, scores[unit_id])), (who, query, merge, unit_id)
+            for unit_id, old_rerank in was_reranked.items():
+                assert close(old_rerank, reranked[unit_id]), (who, query, merge, unit_id)
+
+
+def close(old: float | None, new: float | None) -> bool:
+    """Both absent, or equal to 1e-9."""
+    return (old is None) == (new is None) and (old is None or abs(old - (new or 0.0)) <= 1e-9)
 
 
 def test_anonymous_zorblax_score_ignores_a_private_document(

@@ -37,7 +37,7 @@ def parse_query(ws: Workspace, run: Run) -> None:
     parsed = parse_question(req.question, _known_values(ws, run))
     run.text, run.query_valid, run.stop_reason = parsed.text, parsed.valid, parsed.reason
     if parsed.valid:
-        langs = ws.searcher.lexical.unit_langs
+        langs = ws.searcher.langs_for(req.principal)
         run.lang = question_language(parsed.text, langs)
         run.query_filters = {k: v for k, v in parsed.filters.items() if k not in (given or {})}
         run.spent = parsed.spent if run.query_filters else ()

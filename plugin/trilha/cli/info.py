@@ -25,6 +25,7 @@ def workspace_info(ws: Any) -> dict[str, Any]:
     lexical = ws.searcher.lexical
     langs = Counter(u.lang for u in lexical.units)
     fusion = {}
+    # an operator's report on the whole workspace: hidden units' languages included
     for lang in dict.fromkeys([*lexical.unit_langs, *ws.fusion.languages()]):
         values, origin = ws.fusion.resolve(lang)
         fusion[lang] = {k: {"value": v, "from": origin[k]} for k, v in values.model_dump().items()}

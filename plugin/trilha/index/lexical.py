@@ -48,6 +48,7 @@ class _View(NamedTuple):
     """What the rows of one visibility mask make of the index."""
 
     stats: VisibleStats
+    unit_langs: list[str]
     langs: list[str]
 
 
@@ -71,8 +72,10 @@ class LexicalIndex:
         self._terms = terms
         self.k1, self.b = k1, b
         self._everyone = self._view_of(None)
-        #: The units' languages, most frequent first (what a query's language is chosen from).
-        self.unit_langs = self._unit_langs(None)
+        #: Every unit's languages, most frequent first, hidden units included: for operator
+        #: tools over the whole corpus; a caller's query language is chosen from
+        #: :meth:`langs_of` their visible rows, so that hidden units cannot change it.
+        self.unit_langs = self._everyone.unit_langs
         #: The analysers of those languages, most frequent first.
         self.langs = self._everyone.langs
         self._views: OrderedDict[int, tuple[BoolArray, _View]] = OrderedDict()
@@ -111,8 +114,8 @@ class LexicalIndex:
     def _view_of(self, visible: BoolArray | None) -> _View:
         lengths = None if self._terms is None else self._terms.lengths
         stats = VisibleStats(0, 0.0) if lengths is None else VisibleStats.of(lengths, visible)
-        langs = list(dict.fromkeys(base_lang(lang) for lang in self._unit_langs(visible)))
-        return _View(stats, langs)
+        unit_langs = self._unit_langs(visible)
+        return _View(stats, unit_langs, list(dict.fromkeys(base_lang(x) for x in unit_langs)))
 
     def _view(self, visible: BoolArray | None) -> _View:
         """The statistics and languages of the ``visible`` rows, kept per mask (the compiled
@@ -130,6 +133,11 @@ class LexicalIndex:
             if len(self._views) > VIEWS:
                 self._views.popitem(last=False)
         return view
+
+    def langs_of(self, visible: BoolArray | None) -> list[str]:
+        """The languages of the ``visible`` rows (all rows: None), most frequent first: what a
+        caller's query language (and so their fusion) is chosen from."""
+        return self._view(visible).unit_langs
 
     def query_tokens(self, text: str, visible: BoolArray | None = None) -> list[str]:
         """The tokens a query is scored with: the analysers of every language among the

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.access.compiled import POLICIES, CompiledPolicy
+from trilha.access.principal import Principal
 from trilha.encode.base import Embedder
 from trilha.errors import BadRequestError
 from trilha.index.dense import DenseIndex
@@ -103,6 +104,13 @@ class HybridSearcher:
         return dense_side(self.dense, self.embedder, text, n, expr, vector)
 
     # -- public API -------------------------------------------------------------------------
+    def langs_for(self, principal: Principal) -> list[str]:
+        """The languages of the units ``principal`` may see, most frequent first (what their
+        query's language, hence its fusion, is chosen from): hidden units never change it.
+        Kept per compiled policy and lexical snapshot, as the row masks are."""
+        lexical = self.lexical
+        return lexical.langs_of(self.policies.get(principal).row_mask(lexical.columns))
+
     def search(
         self,
         text: str,

@@ -57,7 +57,7 @@ def run_tune(
     ds = load_beir(Path(data_dir), split)
     with Workspace.open(workspace_dir, uncached(settings), create=True) as ws:
         ws.ingest(ds.documents(), progress=progress, lang=lang)
-        langs = ws.searcher.lexical.unit_langs
+        langs = ws.searcher.lexical.unit_langs  # an operator's corpus: every unit counts
         query_lang = Counter(query_language(q.text, langs) for q in ds.queries)
         key = query_lang.most_common(1)[0][0]
         in_force = ws.fusion.resolve(key)[0]

@@ -58,7 +58,7 @@ def run(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResu
     if not planned.expand:
         return ws.searcher.search(planned.query, planned.params, vector)
     start = time.perf_counter()
-    langs = ws.searcher.lexical.unit_langs
+    langs = ws.searcher.langs_for(planned.params.principal)
     lang = planned.params.lang or query_language(planned.query, langs)
     expansion = ws.expander.expand(planned.query, lang)
     ms = (time.perf_counter() - start) * 1000.0
