@@ -31,6 +31,7 @@ from trilha.cli import (
     ingest,
     jobs,
     load,
+    mcp,
     prequery,
     query,
     serve,
@@ -94,6 +95,7 @@ def build_parser() -> _OneLineParser:
         context.add_parser,
         jobs.add_parser,
         serve.add_parser,
+        mcp.add_parser,
         load.add_parser,
     ):
         add_parser(sub)

@@ -16,6 +16,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.tools import FunctionTool
 from pydantic import Field
 
+from trilha.access.principal import Principal
 from trilha.llamaindex.tool_args import ToolArgs, schema_tool
 from trilha.orchestrate import ContextBundle, ContextItem, Orchestrator, RetrievalRequest
 
@@ -47,24 +48,28 @@ class OrchestratorRetriever(BaseRetriever):
     """Context items for one user and conversation as LlamaIndex nodes (sync and async).
 
     The keyword arguments are :class:`~trilha.orchestrate.RetrievalRequest` fields other than
-    ``raw_query`` (``user_id`` and ``conversation_id`` are required), checked once here.
+    ``raw_query`` (``user_id`` and ``conversation_id`` are required), checked once here;
+    ``principal``, when a front authenticated the caller (an API key), reads as that principal.
     """
 
     def __init__(self, orchestrator: Orchestrator, **request: Any) -> None:
         super().__init__(callback_manager=request.pop("callback_manager", None))
         self.orchestrator = orchestrator
+        self.principal: Principal | None = request.pop("principal", None)
         self.template = RetrievalRequest.make(raw_query="(template)", **request)
-        orchestrator.principal_for(self.template.user_id)  # an unknown user is refused now
+        if self.principal is None:
+            orchestrator.principal_for(self.template.user_id)  # an unknown user is refused now
         self.last_bundle: ContextBundle | None = None
 
     def bundle(self, query: str) -> ContextBundle:
         """The whole ContextBundle for ``query``."""
-        return self.orchestrator.retrieve(self.template.model_copy(update={"raw_query": query}))
+        request = self.template.model_copy(update={"raw_query": query})
+        return self.orchestrator.retrieve(request, self.principal)
 
     async def abundle(self, query: str) -> ContextBundle:
         """Async :meth:`bundle`."""
         request = self.template.model_copy(update={"raw_query": query})
-        return await self.orchestrator.aretrieve(request)
+        return await self.orchestrator.aretrieve(request, self.principal)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         self.last_bundle = self.bundle(query_bundle.query_str)
@@ -81,6 +86,13 @@ def bundle_text(bundle: ContextBundle) -> str:
     for n, item in enumerate(bundle.context_items, 1):
         lines.append(f"[{n}] ({item.memory_class}) {item.text}\n    source: {item.citation.label}")
     return "\n".join(lines)
+
+
+#: What the model reads of ``trilha_context``.
+CONTEXT_DESCRIPTION = (
+    "Context for a question: cited items from documents, the graph (tasks, projects, "
+    "objectives), claims and this user's memory, only what the user may see."
+)
 
 
 class ContextArgs(ToolArgs):
@@ -102,8 +114,4 @@ def context_tool(
     async def arun(args: ContextArgs) -> ContextBundle:
         return await retriever.abundle(args.question)
 
-    description = (
-        "Context for a question: cited items from documents, the graph (tasks, projects, "
-        "objectives), claims and this user's memory, only what the user may see."
-    )
-    return schema_tool(name, description, ContextArgs, run, arun, text=bundle_text)
+    return schema_tool(name, CONTEXT_DESCRIPTION, ContextArgs, run, arun, text=bundle_text)
