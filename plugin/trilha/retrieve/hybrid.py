@@ -26,11 +26,14 @@ from trilha.retrieve.kg import KgBooster, kg_stage
 from trilha.retrieve.merge import KgStage, merge_sides
 from trilha.retrieve.params import SearchParams, per_side_candidates
 from trilha.retrieve.sides import SideResult, bm25_side, dense_side
+from trilha.retrieve.spans import spanned, stage_span
 from trilha.types import SearchResult, Side
 
 __all__ = ["HybridSearcher", "KgBooster", "SearchParams", "SideResult", "per_side_candidates"]
 
 Job = Callable[[], SideResult]
+#: The span (:mod:`~trilha.retrieve.spans`) of each side.
+SIDE_SPANS: dict[Side, str] = {"bm25": "bm25", "semantic": "dense"}
 
 
 class HybridSearcher:
@@ -85,7 +88,7 @@ class HybridSearcher:
             jobs["semantic"] = lambda: self._dense_side(text, n_sem, dense_expr, vector)
         if not jobs:
             raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
-        return jobs
+        return {side: spanned(SIDE_SPANS[side], job) for side, job in jobs.items()}
 
     @staticmethod
     def _bm25_side(
@@ -145,7 +148,8 @@ class HybridSearcher:
         """The graph boost (:func:`~trilha.retrieve.kg.kg_stage`), or nothing when not asked."""
         if not params.kg:
             return None, None
-        return kg_stage(self.booster, text, sides.values(), params.principal)
+        with stage_span("kg"):
+            return kg_stage(self.booster, text, sides.values(), params.principal)
 
     def merge(
         self,
@@ -157,4 +161,5 @@ class HybridSearcher:
         """Fuse side results (and the graph boost) into ranked hits; records stages, counts,
         fallbacks and degradations. ``lexical`` is the snapshot the sides searched (default:
         the current one); units it lacks are never returned."""
-        return merge_sides(sides, params, kg_stage, lexical or self.lexical)
+        with stage_span("fusion"):
+            return merge_sides(sides, params, kg_stage, lexical or self.lexical)

@@ -17,6 +17,7 @@ from trilha.rerank.stage import rerank_result
 from trilha.retrieve.cache import Lookup, cache_key
 from trilha.retrieve.expand import expanded
 from trilha.retrieve.plan import SearchPlan
+from trilha.retrieve.spans import stage_span
 from trilha.types import SearchResult
 from trilha.workspace.units import Vector
 
@@ -27,7 +28,13 @@ log = logging.getLogger(__name__)
 
 
 def search(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResult:
-    """The planned search, from the cache when it holds it."""
+    """The planned search, from the cache when it holds it (one ``trilha.search`` span holding
+    each stage's, :mod:`trilha.retrieve.spans`)."""
+    with stage_span("search"):
+        return _search(ws, planned, vector)
+
+
+def _search(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResult:
     key, lookup = _lookup(ws, planned, vector)
     if lookup is not None and lookup.result is not None:
         return lookup.result
@@ -39,6 +46,11 @@ def search(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchR
 async def asearch(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResult:
     """:func:`search` on an event loop: both sides concurrently, rerank (and an expander that
     may call an LLM) off the loop."""
+    with stage_span("search"):
+        return await _asearch(ws, planned, vector)
+
+
+async def _asearch(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResult:
     key, lookup = _lookup(ws, planned, vector)
     if lookup is not None and lookup.result is not None:
         return lookup.result
@@ -60,7 +72,8 @@ def run(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> SearchResu
     start = time.perf_counter()
     langs = ws.searcher.langs_for(planned.params.principal)
     lang = planned.params.lang or query_language(planned.query, langs)
-    expansion = ws.expander.expand(planned.query, lang)
+    with stage_span("expansion"):
+        expansion = ws.expander.expand(planned.query, lang)
     ms = (time.perf_counter() - start) * 1000.0
     own = ws.searcher.search(planned.query, planned.params, vector)
     others = [ws.searcher.search(v, planned.params) for v in expansion.variants]
@@ -106,7 +119,10 @@ def _lookup(ws: Workspace, planned: SearchPlan, vector: Vector | None) -> tuple[
     """The checked vector's search key, and its lookup in the cache (None: not cached)."""
     check_vector(vector, ws.settings.embedding_dimension, ws.embedder.model_id)
     key = cache_key_of(ws, planned, vector)
-    return key, (ws.cache.fetch(key) if ws.cache is not None and key else None)
+    if ws.cache is None or not key:
+        return key, None
+    with stage_span("cache"):
+        return key, ws.cache.fetch(key)
 
 
 def _keep(ws: Workspace, key: str, result: SearchResult, lookup: Lookup | None) -> SearchResult:
@@ -118,7 +134,8 @@ def _keep(ws: Workspace, key: str, result: SearchResult, lookup: Lookup | None) 
 def _rerank(ws: Workspace, planned: SearchPlan, result: SearchResult) -> SearchResult:
     """Rerank to ``keep``; a remote reranker that is down keeps the fused order (warned)."""
     try:
-        return rerank_result(ws.reranker, planned.query, result, planned.keep)
+        with stage_span("rerank"):
+            return rerank_result(ws.reranker, planned.query, result, planned.keep)
     except BackendUnavailable as e:
         result.hits = result.hits[: planned.keep]
         result.trace.warnings.append(f"rerank unavailable ({e}); kept the fused order")
