@@ -177,7 +177,9 @@ class SearchFilters(BaseModel):
     tipos_recurso: list[str] | None = Field(None, description="Appeal type is any of these.")
     resultado: str | None = Field(None, description="Decision outcome equals this.")
     doc_ids: list[str] | None = Field(None, description="Restrict to these documents.")
-    max_sensitivity: int | None = Field(None, ge=0, description="Exclude units above this.")
+    max_sensitivity: int | None = Field(
+        None, ge=0, strict=True, description="Exclude units above this (an integer, not true)."
+    )
 
     @field_validator("tags", "setor", "tema", "lang", "tipos_recurso", "doc_ids")
     @classmethod

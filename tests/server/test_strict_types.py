@@ -44,6 +44,13 @@ def test_an_unknown_agent_type_is_refused_naming_the_known_ones(service: Service
     assert ok.status_code == 200, ok.text
 
 
+def test_a_loose_filter_value_is_refused(service: Service) -> None:
+    body = {"query": "budget", "filters": {"max_sensitivity": True}}
+    r = service.post("/v1/retrieve", "maria", body)
+    assert r.status_code in (400, 422), r.text
+    assert "max_sensitivity" in r.json()["detail"] and "\n" not in r.json()["detail"]
+
+
 def test_json_integers_and_booleans_still_pass(service: Service) -> None:
     r = service.post("/v1/retrieve", "maria", {"query": "budget", "top_k": 3, "rerank": False})
     assert r.status_code == 200 and len(r.json()["hits"]) <= 3
