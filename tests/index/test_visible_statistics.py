@@ -23,7 +23,7 @@ from trilha.index.tokenize import tokenize
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
 from trilha.rerank.cross_encoder import CrossEncoderReranker
-from trilha.settings import TrilhaSettings
+from trilha.settings import TrilhaSettings, uncached
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
 
@@ -224,3 +224,31 @@ def test_anonymous_zorblax_score_ignores_a_private_document(
     assert main(["ingest", "-q", "-w", ws, "--delete", "secret"]) == 0
     capsys.readouterr()
     assert abs(score() - with_secret) <= 1e-9
+
+
+@pytest.mark.parametrize("merge", ["weighted", "rrf"])
+def test_a_hidden_vector_outside_the_snapshot_moves_no_fused_score(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, merge: str
+) -> None:
+    """A hidden unit whose vector the dense index holds but the searched snapshot does not (a
+    write under way, or one a kill left) is dropped before the sides are normalised: it moves
+    no fused score of a caller who sees every unit of the snapshot."""
+    settings = uncached(TrilhaSettings(graph_backend="none"))
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
+        assert not ws.ingest(documents(SEEN[:3], "s")).refused
+        strays: list[str] = []
+
+        def fused(query: str) -> dict[str, tuple[float | None, ...]]:
+            result = ws.search(query, top_k=20, merge=merge)
+            strays.extend(w for w in result.trace.warnings if "snapshot" in w)
+            return {h.unit.unit_id: (h.scores.semantic_rank, h.scores.fused) for h in result.hits}
+
+        before = {query: fused(query) for query in QUERIES}
+        units, _ = units_of(documents(HIDDEN[:1], "h"))
+        ws.searcher.dense.upsert(units, embedder.encode_documents([u.text for u in units]))
+        for query in QUERIES:
+            after = fused(query)
+            assert after.keys() == before[query].keys()
+            for unit_id, old in before[query].items():
+                assert all(map(close, old, after[unit_id])), (query, unit_id)
+        assert len(strays) == len(QUERIES)  # the dense side did return it each time

@@ -1,8 +1,9 @@
 """Fusing the sides' candidates (and the graph boost) into the ranked hits of one search.
 
 :func:`merge_sides` records what each side and the boost did in the :class:`Trace`, fuses by
-``weighted`` (after :func:`~trilha.retrieve.sides.complete` fills both sides' scores) or ``rrf``,
-drops units the searched snapshot lacks, applies the per-document duplicate penalty and keeps
+``weighted`` (after :func:`~trilha.retrieve.sides.complete` fills both sides' scores) or ``rrf``
+over the units of the searched snapshot only (a dense hit it lacks is dropped before any rank
+or normalisation), applies the per-document duplicate penalty and keeps
 ``top_k`` hits, each with every stage's score and rank.
 """
 
@@ -66,7 +67,8 @@ def merge_sides(
     kg, kg_trace = kg_stage
     trace = _trace(sides, params, kg_trace)
     bm25 = sides["bm25"].scores if "bm25" in sides else {}
-    sem = sides["semantic"].scores if "semantic" in sides else {}
+    sem = _in_snapshot(sides["semantic"].scores, lexical, trace) if "semantic" in sides else {}
+    kg = None if kg is None else {uid: v for uid, v in kg.items() if uid in lexical.row_of}
     ranks = _ranks(bm25), _ranks(sem)
     if params.merge == "rrf":
         fused = _rrf(bm25, sem, kg, params)
@@ -79,7 +81,6 @@ def merge_sides(
     best_rank = {
         uid: min(ranks[0].get(uid, _UNRANKED), ranks[1].get(uid, _UNRANKED)) for uid in fused
     }
-    fused = _in_snapshot(fused, lexical, trace)
     ranked, fused = _ranked(fused, best_rank, lexical, params)
     scores = _Scores(bm25, ranks[0], sem, ranks[1], kg, fused)
     hits = [
@@ -133,18 +134,19 @@ def _rrf(
     return rrf_merge(rankings, active_weights(p.weights, present), p.rrf_k)
 
 
-def _in_snapshot(fused: dict[str, float], lexical: LexicalIndex, trace: Trace) -> dict[str, float]:
-    """``fused`` without units the snapshot lacks (vectors of an interrupted write, or units
-    written since the search began): they never cost a result, and are counted as a warning."""
+def _in_snapshot(sem: dict[str, float], lexical: LexicalIndex, trace: Trace) -> dict[str, float]:
+    """The dense side's candidates without units the snapshot lacks (vectors of an interrupted
+    write, or units written since the search began, hidden ones too): dropped before ranks and
+    normalisation, they never cost a result nor move a score; counted as a warning."""
     known = lexical.row_of
-    strays = [uid for uid in fused if uid not in known]
+    strays = [uid for uid in sem if uid not in known]
     if not strays:
-        return fused
+        return sem
     trace.warnings.append(
         f"{len(strays)} dense hits are not in this search's snapshot of the unit store "
         "(written since, or orphans: see trilha doctor); skipped"
     )
-    return {uid: v for uid, v in fused.items() if uid in known}
+    return {uid: v for uid, v in sem.items() if uid in known}
 
 
 def _ranked(
