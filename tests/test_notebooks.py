@@ -21,3 +21,14 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ran = execute(nbformat.read(path, as_version=4))
     assert not [o for c in ran.cells if c.cell_type == "code" for o in c.outputs
                 if o.output_type == "error"]  # fmt: skip
+
+
+def _outputs(name: str) -> list[dict[str, object]]:
+    saved = nbformat.read(NOTEBOOKS[0].parent / f"{name}.ipynb", as_version=4)
+    return [o for c in saved.cells if c.cell_type == "code" for o in c.outputs]
+
+
+def test_the_graph_and_evaluation_notebooks_show_their_drawings() -> None:
+    drawings = [o["data"] for o in _outputs("graph") if o["output_type"] == "display_data"]
+    assert any(str(d.get("text/markdown", "")).startswith("```mermaid\ngraph LR") for d in drawings)
+    assert any("image/png" in o.get("data", {}) for o in _outputs("evaluation"))
