@@ -158,9 +158,8 @@ class TrilhaSettings(_ServiceSettings):
     # Query expansion (seed 001, stage 2; trilha.retrieve.expand), when a search asks for it
     expansion_backend: Literal["auto", "offline", "llm"] = Field(
         "auto",
-        description="'offline' (profiles/expansions.yaml), 'llm' (Groq, else a LlamaIndex "
-        "Settings.llm; needs one) or 'auto' (Groq when a key is set, else Settings.llm when "
-        "set, else offline).",
+        description="'offline' (profiles/expansions.yaml), 'llm' (Groq, else LlamaIndex's "
+        "Settings.llm; needs one) or 'auto' (either when set, else offline).",
     )
     expansion_max_variants: int = Field(3, ge=0, le=10, description="Variants searched at most.")
     expansion_timeout_s: float = Field(

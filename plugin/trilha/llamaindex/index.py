@@ -50,9 +50,8 @@ class TrilhaIndex(BaseManagedIndex):
     LlamaIndex's index interface. ``TrilhaIndex(nodes=..., path=...)`` indexes nodes into a new
     or existing workspace; :meth:`from_documents` documents; :meth:`open` an existing one (a
     path that holds none is an error). ``embed_model`` (else ``Settings.embed_model`` when set)
-    is the dense encoder of a new index; ``llm`` (else ``Settings.llm`` when set) answers,
-    expands queries and classifies questions (Pre-query). TRILHA_* settings win when they
-    name an encoder or an LLM (a Groq key)."""
+    is the dense encoder of a new index; ``llm`` (else ``Settings.llm``) answers, expands
+    queries and classifies questions. TRILHA_* settings win when they name either."""
 
     def __init__(
         self,
