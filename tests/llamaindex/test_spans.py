@@ -63,3 +63,24 @@ def test_async_stages_are_spans_too(small_ws: Workspace, handler: SimpleSpanHand
     search = next(s for s in handler.completed_spans if _name(s.id_) == "trilha.search")
     sides = [s for s in handler.completed_spans if _name(s.id_) in ("trilha.bm25", "trilha.dense")]
     assert {s.parent_id for s in sides} == {search.id_}
+
+
+def test_a_search_while_another_thread_imports_llamaindex_sends_no_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The demo imports LlamaIndex on one thread while another searches: the half-imported
+    instrumentation module (in sys.modules, its names not yet bound) means no listener, not an
+    AttributeError out of the search."""
+    import importlib.machinery
+    import sys
+    import types
+
+    from trilha.retrieve import spans
+
+    half = types.ModuleType(spans.INSTRUMENTATION)
+    half.__spec__ = importlib.machinery.ModuleSpec(spans.INSTRUMENTATION, None)
+    half.__spec__._initializing = True  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, spans.INSTRUMENTATION, half)
+    assert spans.listening() is None
+    with spans.stage_span("bm25"):
+        pass

@@ -39,16 +39,23 @@ def listening() -> Any | None:
     """This module's dispatcher when a span handler listens to it (itself or up to the root),
     else None."""
     module = sys.modules.get(INSTRUMENTATION)
-    if module is None:
+    # absent, or still being imported by another thread (a partly run module has no names yet)
+    get_dispatcher = getattr(module, "get_dispatcher", None)
+    null = getattr(module, "NullSpanHandler", None)
+    if get_dispatcher is None or null is None or _initializing(module):
         return None
-    dispatcher = module.get_dispatcher(__name__)
-    null = module.NullSpanHandler
+    dispatcher = get_dispatcher(__name__)
     level = dispatcher
     while level is not None:
         if any(not isinstance(h, null) for h in level.span_handlers):
             return dispatcher
         level = level.parent if level.propagate else None
     return None
+
+
+def _initializing(module: Any) -> bool:
+    """Whether ``module`` is still being imported (its code has not finished running)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 @contextmanager
