@@ -154,6 +154,24 @@ def test_a_llamaindex_embedding_is_the_encoder_of_a_new_index(tmp_path: Path) ->
     ws.close()
 
 
+def test_settings_embed_model_is_for_new_indices(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A global ``Settings.embed_model`` (usual in LlamaIndex apps) does not stop an index built
+    with another encoder from opening: it keeps its own; an index built with that model takes it."""
+    from llama_index.core import Settings
+
+    docs = [Document(text="Política de férias e licenças.", id_="ferias")]
+    _index(tmp_path / "own", embedder, docs).close()
+    monkeypatch.setattr(Settings, "_embed_model", MockEmbedding(embed_dim=8))
+    with TrilhaIndex.open(tmp_path / "own", settings=NO_GRAPH) as index:
+        assert index.workspace.embedder.model_id == embedder.model_id
+    with TrilhaIndex.from_documents(docs, path=tmp_path / "mock", settings=NO_GRAPH) as index:
+        assert index.workspace.embedder.dimension == 8
+    with TrilhaIndex.open(tmp_path / "mock", settings=NO_GRAPH) as index:
+        assert index.as_retriever().retrieve("férias")[0].node.metadata["doc_id"] == "ferias"
+
+
 def test_a_folder_with_nothing_readable_says_what_is_read(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:

@@ -60,9 +60,14 @@ class LlamaIndexEmbedder:
         self.embed_model = embed_model
         self._dimension = len(embed_model.get_text_embedding("dimension"))
 
+    @staticmethod
+    def id_of(embed_model: BaseEmbedding) -> str:
+        """The model id recorded for a workspace built with ``embed_model``."""
+        return f"llamaindex:{embed_model.class_name()}:{embed_model.model_name}"
+
     @property
     def model_id(self) -> str:
-        return f"llamaindex:{self.embed_model.class_name()}:{self.embed_model.model_name}"
+        return self.id_of(self.embed_model)
 
     @property
     def dimension(self) -> int:
@@ -85,16 +90,22 @@ def _normalised(rows: Sequence[Sequence[float]]) -> npt.NDArray[np.float32]:
 
 
 def settings_for(
-    settings: TrilhaSettings, embed_model: Any = None
+    settings: TrilhaSettings, embed_model: Any = None, recorded: str | None = None
 ) -> tuple[TrilhaSettings, Embedder | None]:
     """The settings and encoder of a workspace opened with a LlamaIndex embedding: the one
     given (or a trilha :class:`Embedder`, used as it is), else ``Settings.embed_model`` when one
-    was set and the settings name no encoder of their own; (``settings``, None) otherwise."""
+    was set and the settings name no encoder of their own; (``settings``, None) otherwise.
+
+    ``recorded`` is the model id an existing workspace was built with (None: a new one).
+    ``Settings.embed_model`` is a default for new indices: an existing one takes it only when it
+    was built with that same model, and otherwise keeps its own encoder."""
     if embed_model is None:
         if settings.model_fields_set & _ENCODER_SETTINGS:
             return settings, None
         embed_model = Settings._embed_model
         if embed_model is None or isinstance(embed_model, TrilhaEmbedding):
+            return settings, None
+        if recorded is not None and recorded != LlamaIndexEmbedder.id_of(embed_model):
             return settings, None
     if not isinstance(embed_model, BaseEmbedding):
         return settings, embed_model

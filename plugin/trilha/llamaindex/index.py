@@ -40,6 +40,7 @@ from trilha.llamaindex.sources import document_id, to_sources
 from trilha.request import SearchRequest
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
+from trilha.workspace.upgrade import recorded_model
 
 #: as_query_engine's and as_chat_engine's arguments that are the retriever's.
 _REQUEST_FIELDS = frozenset(SearchRequest.model_fields) - {"query"}
@@ -68,7 +69,9 @@ class TrilhaIndex(BaseManagedIndex):
         **kwargs: Any,
     ) -> None:
         if workspace is None:
-            settings, embedder = settings_for(settings or TrilhaSettings(), embed_model)
+            settings = settings or TrilhaSettings()
+            recorded = recorded_model(Path(path or settings.workspace), settings)
+            settings, embedder = settings_for(settings, embed_model, recorded)
             create = nodes is not None if create is None else create
             workspace = Workspace.open(path, settings, embedder=embedder, create=create)
         #: The workspace the index reads and writes (closed by :meth:`close`).

@@ -92,6 +92,14 @@ def recorded_encoder(root: Path, settings: TrilhaSettings) -> TrilhaSettings:
     return settings.model_copy(update={"embedding_model": model, "embedding_dimension": dimension})
 
 
+def recorded_model(root: Path, settings: TrilhaSettings) -> str | None:
+    """The model id the workspace at ``root`` was built with; None when it holds none yet."""
+    if not (root / ENCODER_FILE).exists():
+        return None
+    unnamed = settings.model_copy(update={"embedding_model": AUTO_MODEL})
+    return recorded_encoder(root, unnamed).embedding_model
+
+
 def migrate_store(store: DocStore) -> list[str] | None:
     """Bring the stored units up to the current access rules and tokenizer.
 
