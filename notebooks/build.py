@@ -171,6 +171,80 @@ Image(filename=png)""",
 ]
 
 
+AGENTS = [
+    "# Agents with trilha's tools\n\n"
+    "A LlamaIndex `FunctionAgent` given trilha's agent tools over your own documents: "
+    "`trilha_context` (the orchestrator's cited context for one user) and `trilha_search` "
+    "(hybrid search with citations). Each tool is bound to the user it was made for; the model "
+    "chooses only the arguments its schema advertises. Runs offline.",
+    DOCS,
+    """from llama_index.core import SimpleDirectoryReader
+from trilha import Principal, TrilhaIndex
+from trilha.orchestrate import Orchestrator
+
+index = TrilhaIndex.from_documents(SimpleDirectoryReader(docs).load_data(), path=index_path)
+ana, bia = Principal(user_id="ana"), Principal(user_id="bia")
+orchestrator = Orchestrator(index.workspace, principals={"ana": ana, "bia": bia})  # who may ask
+print(index.last_report.summary())""",
+    """import json
+from trilha.llamaindex.context import context_tool
+from trilha.llamaindex.search_tool import search_tool
+
+tools = [
+    context_tool(orchestrator, user_id="ana", conversation_id="c-1"),  # acts for ana, always
+    search_tool(index.workspace, ana),  # fixed fields too: search_tool(ws, ana, kg=True, ...)
+]
+for tool in tools:
+    print(tool.metadata.name, list(tool.metadata.get_parameters_dict()["properties"]))
+print(json.dumps(tools[1].metadata.to_openai_tool(), indent=1, ensure_ascii=False))  # what a model sees""",
+    "The model here is `ScriptedLLM`, a stand-in for a function-calling LLM: like a real one it "
+    "sees each tool only as the JSON above, and `call_each_tool()` calls every tool once with "
+    "arguments built from that schema alone (the question for a required text, the schema's "
+    "defaults for the rest), then answers from what the tools returned, with their citations. "
+    "A real model goes in its place, unchanged otherwise: Groq through `llama-index-llms-groq` "
+    "(`pip install 'trilha[llm]'`, `GROQ_API_KEY`), OpenAI, Ollama, or whatever `Settings.llm` "
+    "holds. With a knowledge graph (see the graph notebook), "
+    "`trilha.llamaindex.tools.graph_tools(ws, principal)` adds the `trilha_graph_*` tools.",
+    """from llama_index.core.agent.workflow import FunctionAgent, ToolCallResult
+from trilha.testing.scripted_llm import ScriptedLLM, call_each_tool
+
+llm = ScriptedLLM(call_each_tool())
+# from llama_index.llms.groq import Groq; llm = Groq(model="llama-3.3-70b-versatile")  # a real LLM
+agent = FunctionAgent(tools=tools, llm=llm, system_prompt="Answer only from the tools; cite each source.")
+handler = agent.run(user_msg="Qual o prazo de recurso?")
+async for event in handler.stream_events():
+    if isinstance(event, ToolCallResult):
+        print(f"{event.tool_name}({event.tool_kwargs})\\n{event.tool_output.content}\\n")
+response = await handler
+print("answer:", response.response.content)""",
+    "A tool's raw output keeps everything the model's text leaves out: the `ContextBundle` of "
+    "`trilha_context`, the `SearchResult` (every score, the trace) of `trilha_search`.",
+    """context = tools[0].call(question="férias")  # a call as the agent makes it
+print(type(context.raw_output).__name__, [item.citation.label for item in context.raw_output.context_items])
+try:
+    tools[1].call(query="férias", user_id="bob")  # an argument its schema does not hold
+except Exception as refused:  # the agent hands this line back to the model
+    print(type(refused).__name__, refused)""",
+    "trilha's own agents (`agents/*.yaml`: knowledge, task and user, in one `AgentWorkflow`) "
+    "through `ask_agents`: the question's intent picks the agent, which calls `trilha_context` "
+    "and cites it (asked as bia, whose memory holds no earlier question). This is the sync "
+    "API, called inside the event loop Jupyter runs each cell in "
+    "(the workflow then runs on a worker thread's loop; `await aask_agents(...)` keeps this one "
+    "free). There is no graph here, so the graph tools the agents name are left out, with a "
+    "warning.",
+    """import asyncio
+from trilha.llamaindex.agent_run import ask_agents
+
+print("inside a running loop:", asyncio.get_running_loop().is_running())
+answer = ask_agents(orchestrator, ScriptedLLM(), "Qual o prazo de recurso?", user_id="bia", conversation_id="c-2")
+print(answer.route.explain())
+print(answer.agent, "called", [r.tool_name for r in answer.tool_results])
+print(answer.text)
+orchestrator.close()
+index.close()""",
+]
+
+
 def notebook(cells: list[str]) -> nbformat.NotebookNode:
     """A notebook of ``cells``: markdown when a cell starts with '#' or has no code."""
     nb = nbformat.v4.new_notebook()
@@ -203,6 +277,7 @@ def main() -> None:
         "node_pipeline": PIPELINE,
         "graph": GRAPH,
         "evaluation": EVALUATION,
+        "agents": AGENTS,
     }
     for name in sys.argv[1:] or [p.stem for p in sorted(HERE.glob("*.ipynb"))]:
         path = HERE / f"{name}.ipynb"

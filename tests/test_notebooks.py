@@ -10,6 +10,19 @@ import pytest
 from notebooks.build import execute
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+#: What a notebook's run must print, in order (a notebook not named here: no error is enough).
+PRINTED = {
+    "agents.ipynb": [
+        '"name": "trilha_search"',  # the advertised schema
+        "trilha_context({'question': 'Qual o prazo de recurso?'})",  # the agent's tool calls
+        "trilha_search({'query': 'Qual o prazo de recurso?'",
+        "answer: trilha_context:\n- O prazo de recurso é de quinze dias úteis",  # cited
+        "BadRequestError trilha_search: user_id: extra inputs are not permitted",
+        "inside a running loop: True",
+        "knowledge_agent called ['trilha_context']",  # ask_agents, sync, in the loop
+        "- O prazo de recurso é de quinze dias úteis, contados da intimação. (source: ",
+    ],
+}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -21,6 +34,12 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ran = execute(nbformat.read(path, as_version=4))
     assert not [o for c in ran.cells if c.cell_type == "code" for o in c.outputs
                 if o.output_type == "error"]  # fmt: skip
+    printed = "".join(o.get("text", "") for c in ran.cells if c.cell_type == "code"
+                      for o in c.outputs if o.get("name") == "stdout")  # fmt: skip
+    at = 0
+    for expected in PRINTED.get(path.name, []):
+        at = printed.find(expected, at)
+        assert at >= 0, f"{path.name} no longer prints {expected!r}:\n{printed}"
 
 
 def _outputs(name: str) -> list[dict[str, object]]:
