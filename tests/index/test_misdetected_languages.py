@@ -107,6 +107,10 @@ def test_document_language_falls_back_only_when_unsure() -> None:
     assert document_language(BILINGUAL, "pt-BR") == "pt-BR"
     assert document_language(GERMAN, "en") == "de"
     assert document_language("42 17 2024", "pt") == "pt"  # no language at all
+    # a short English note reads en 0.85 and pt 0.00: pt is no reading of it, en is kept
+    assert document_language("Remote access requires the corporate VPN and a token.", "pt") == "en"
+    # the same note in an English collection, and a German one sure of itself
+    assert document_language("Remote access requires the corporate VPN and a token.", "en") == "en"
     assert document_language("42 17 2024") == "en"
 
 

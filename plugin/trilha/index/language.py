@@ -33,8 +33,13 @@ DETECTED = ("pt", "en", "es", "fr", "de", "it", "nl", "zh")
 #: Below this confidence in its best language a text is left undetected.
 MIN_CONFIDENCE = 0.5
 #: A document detected in a language other than its collection's main one keeps that language
-#: only when this sure (whole sentences score 0.93-1.0; misread and bilingual texts 0.4-0.8).
+#: when this sure (whole sentences score 0.93-1.0; misread and bilingual texts 0.4-0.8)...
 MINORITY_CONFIDENCE = 0.9
+#: ... or, when at least :data:`LIKELY_CONFIDENCE` sure, when the main language is no likely
+#: reading of it (under :data:`MAIN_PLAUSIBLE`): a short English note in a Portuguese collection
+#: reads en 0.85, pt 0.00; an English page misread as Spanish reads es 0.67.
+LIKELY_CONFIDENCE = 0.75
+MAIN_PLAUSIBLE = 0.1
 #: Characters looked at: enough for a sure answer, bounded for long documents.
 SAMPLE_CHARS = 1000
 
@@ -60,17 +65,17 @@ def _load() -> LanguageDetector:
 def _best(text: str) -> tuple[str, float] | None:
     """``text``'s likeliest language among :data:`DETECTED` and how sure lingua is of it (None
     when the text has no letters)."""
-    return _best_of_sample(text[:SAMPLE_CHARS])
+    readings = _readings(text[:SAMPLE_CHARS])
+    return readings[0] if readings else None
 
 
 @lru_cache(maxsize=256)  # a query is detected by the lexical side and by the fusion table
-def _best_of_sample(sample: str) -> tuple[str, float] | None:
+def _readings(sample: str) -> tuple[tuple[str, float], ...]:
+    """Each language of :data:`DETECTED` with how sure lingua is of it, likeliest first."""
     if not any(c.isalpha() for c in sample):
-        return None
+        return ()
     values = _load().compute_language_confidence_values(sample)
-    if not values:
-        return None
-    return str(values[0].language.iso_code_639_1.name.lower()), float(values[0].value)
+    return tuple((str(v.language.iso_code_639_1.name.lower()), float(v.value)) for v in values)
 
 
 def detect_language(text: str, min_confidence: float = MIN_CONFIDENCE) -> str | None:
@@ -83,12 +88,20 @@ def detect_language(text: str, min_confidence: float = MIN_CONFIDENCE) -> str | 
 def document_language(text: str, main: str | None = None) -> str:
     """The language a document that declares none is indexed in. ``main`` is its collection's
     most frequent language (None: no collection yet): the detected language when it is
-    ``main``'s, or another at least :data:`MINORITY_CONFIDENCE` sure; otherwise ``main``. With
-    no ``main``, the detected language when :data:`MIN_CONFIDENCE` sure, else ``'en'``."""
-    best = _best(text)
+    ``main``'s, or another at least :data:`MINORITY_CONFIDENCE` sure, or at least
+    :data:`LIKELY_CONFIDENCE` sure where ``main`` is no likely reading (under
+    :data:`MAIN_PLAUSIBLE`); otherwise ``main``. With no ``main``,
+    the detected language when :data:`MIN_CONFIDENCE` sure, else ``'en'``."""
+    readings = _readings(text[:SAMPLE_CHARS])
+    best = readings[0] if readings else None
     if main is None:
         return best[0] if best is not None and best[1] >= MIN_CONFIDENCE else "en"
-    if best is not None and (best[0] == primary_code(main) or best[1] >= MINORITY_CONFIDENCE):
+    if best is None:
+        return main
+    own = primary_code(main)
+    main_reading = next((value for code, value in readings if code == own), 0.0)
+    unlike_main = best[1] >= LIKELY_CONFIDENCE and main_reading < MAIN_PLAUSIBLE
+    if best[0] == own or best[1] >= MINORITY_CONFIDENCE or unlike_main:
         return best[0]
     return main
 
