@@ -159,8 +159,7 @@ class TrilhaSettings(_ServiceSettings):
     expansion_backend: Literal["auto", "offline", "llm"] = Field(
         "auto",
         description="'offline' (profiles/expansions.yaml), 'llm' (Groq, else LlamaIndex's "
-        "Settings.llm; needs one) or 'auto' (either when set, else offline).",
-    )
+        "Settings.llm; needs one) or 'auto' (either when set, else offline).")  # fmt: skip
     expansion_max_variants: int = Field(3, ge=0, le=10, description="Variants searched at most.")
     expansion_timeout_s: float = Field(
         3.0, gt=0, description="Seconds the LLM may take; past them the query is searched alone."

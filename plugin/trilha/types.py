@@ -177,9 +177,7 @@ class SearchFilters(BaseModel):
     tipos_recurso: list[str] | None = Field(None, description="Appeal type is any of these.")
     resultado: str | None = Field(None, description="Decision outcome equals this.")
     doc_ids: list[str] | None = Field(None, description="Restrict to these documents.")
-    max_sensitivity: int | None = Field(
-        None, ge=0, strict=True, description="Exclude units above this (an integer, not true)."
-    )
+    max_sensitivity: int | None = Field(None, ge=0, strict=True, description="Exclude those above.")
 
     @field_validator("tags", "setor", "tema", "lang", "tipos_recurso", "doc_ids")
     @classmethod
