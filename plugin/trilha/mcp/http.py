@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs
 
+import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -55,6 +57,8 @@ class KeyedEdge:
 
 def _seat(ctx: ServerRequestContext[Any, Any]) -> Resolved:
     """The caller :class:`KeyedEdge` resolved for this request."""
+    if ctx.request is None:  # only HTTP requests reach this server
+        raise MCPError(types.INVALID_REQUEST, "this MCP server answers HTTP requests only")
     seat: Resolved = ctx.request.scope["state"][SEAT]
     return seat
 

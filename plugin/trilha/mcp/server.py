@@ -18,7 +18,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from trilha.mcp.resources import TEMPLATES, read
-from trilha.mcp.tools import Toolbox, call, listed
+from trilha.mcp.tools import Toolbox, call
 from trilha.server.projects import Resolved
 
 #: Who asks, from a request's context.
@@ -48,22 +48,13 @@ def build_server(seat_of: SeatOf, toolbox: Toolbox | None = None) -> Server[Any]
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[listed(t) for t in tools_of(ctx).values()])
+        seat = seat_of(ctx)
+        return types.ListToolsResult(tools=box.listing(seat.project, seat.principal))
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         return await call(tools_of(ctx), params.name, params.arguments)
-
-    async def list_templates(
-        _ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
-
-    async def list_resources(
-        _ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[])  # per document: the templates
 
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -75,12 +66,25 @@ def build_server(seat_of: SeatOf, toolbox: Toolbox | None = None) -> Server[Any]
         "trilha",
         version=__version__,
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=box.input_schema,  # not the tools/list handler on every call
         on_list_tools=list_tools,
         on_call_tool=call_tool,
-        on_list_resource_templates=list_templates,
-        on_list_resources=list_resources,
+        on_list_resource_templates=_list_templates,
+        on_list_resources=_list_resources,
         on_read_resource=read_resource,
     )
+
+
+async def _list_templates(
+    _ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
+) -> types.ListResourceTemplatesResult:
+    return types.ListResourceTemplatesResult(resource_templates=TEMPLATES)
+
+
+async def _list_resources(
+    _ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[])  # one per document: the templates say how
 
 
 async def serve_stdio(server: Server[Any]) -> None:

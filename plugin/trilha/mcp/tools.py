@@ -66,12 +66,14 @@ def _context(project: Project, principal: Principal) -> FunctionTool:
 
 
 class Toolbox:
-    """The tools each (project, principal) gets, made on first use and kept (the ``size`` most
-    recently used pairs)."""
+    """The tools each (project, principal) gets and their MCP listing, made on first use and
+    kept (the ``size`` most recently used pairs); and each tool's input schema by name, which is
+    the same for every caller."""
 
     def __init__(self, size: int = 256) -> None:
         self._size = size
         self._made: OrderedDict[tuple[str, str], dict[str, FunctionTool]] = OrderedDict()
+        self._listed: dict[str, types.Tool] = {}
 
     def tools(self, project: Project, principal: Principal) -> dict[str, FunctionTool]:
         """The tools by name."""
@@ -84,6 +86,18 @@ class Toolbox:
                 self._made.popitem(last=False)
         self._made.move_to_end(key)
         return found
+
+    def listing(self, project: Project, principal: Principal) -> list[types.Tool]:
+        """The MCP listing of the tools (a tool's JSON schema is built once)."""
+        tools = self.tools(project, principal)
+        for name in tools.keys() - self._listed.keys():
+            self._listed[name] = listed(tools[name])
+        return [self._listed[name] for name in tools]
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """Tool ``name``'s input schema, once some caller's tools were listed (else None)."""
+        found = self._listed.get(name)
+        return None if found is None else found.input_schema
 
 
 def listed(tool: FunctionTool) -> types.Tool:
