@@ -204,7 +204,7 @@ def test_mistakes_found_by_a_new_user_are_one_line_and_exit_2(
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["query", "-k", "abc", "x"], "trilha query: error: argument -k: invalid int value"),
+        (["query", "-k", "abc", "x"], "trilha query: error: argument -k: 'abc' is not an integer"),
         (["ask", "--backend", "bogus", "x"], "trilha ask: error: argument --backend"),
         (["query"], "trilha query: error: the following arguments are required: query"),
         (["query", "x", "--bogus"], "trilha query: error: unrecognized arguments: --bogus"),
