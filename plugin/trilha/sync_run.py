@@ -12,16 +12,18 @@ trilha writes its logic once, async; a sync method (``ask``, ``ask_agents``, a q
   (no ``nest_asyncio``); the caller's loop is blocked for the call, as any sync call blocks it,
   so code that lives on a loop should still ``await`` the async form.
 
-Either way the coroutine sees the caller's context variables as they are at the call. The
-loops are closed when the process exits.
+Either way the coroutine sees the caller's context variables as they are at the call. A
+thread's loop is closed when the thread is gone or the process exits; a forked child starts
+with a pool of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextvars
+import os
 import threading
+import weakref
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -57,9 +59,29 @@ def _alone(coro: Coroutine[Any, Any, T], context: contextvars.Context) -> T:
 
 
 def _runner() -> asyncio.Runner:
-    """This thread's event loop, made on first use and closed at exit."""
+    """This thread's event loop, made on first use and closed when the thread is gone (or the
+    process exits), so short-lived threads leave no loop (and its descriptors) behind."""
     runner: asyncio.Runner | None = getattr(_LOCAL, "runner", None)
     if runner is None:
         runner = _LOCAL.runner = asyncio.Runner()
-        atexit.register(runner.close)
+        weakref.finalize(threading.current_thread(), _close, runner)
     return runner
+
+
+def _close(runner: asyncio.Runner) -> None:
+    """Close a gone thread's loop from whichever thread collects it (``Runner.close`` would run
+    the loop, and reset the event loop of, that other thread)."""
+    loop = runner.get_loop()
+    if not loop.is_running() and not loop.is_closed():
+        loop.close()
+
+
+def _new_pool() -> None:
+    """A fresh pool in a forked child: the parent's threads do not exist there, and its pool
+    would queue work that no thread ever runs."""
+    global _POOL
+    _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-sync")
+    _LOCAL.__dict__.clear()
+
+
+os.register_at_fork(after_in_child=_new_pool)

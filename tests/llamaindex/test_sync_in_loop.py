@@ -64,3 +64,55 @@ async def test_run_sync_in_a_loop_keeps_the_context_and_nests() -> None:
     assert value == "cell" and thread.startswith("trilha-sync")
     value, thread = run_sync(_nested())
     assert value == "cell" and thread.startswith("trilha-sync-nested")
+
+
+def test_short_lived_threads_leave_no_loop_behind() -> None:
+    """Each thread that calls run_sync gets a loop; a thread that is gone takes its loop (and
+    the loop's descriptors) with it."""
+    import gc
+    import os
+    import threading
+
+    async def one() -> int:
+        return 1
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def burst() -> None:
+        threads = [threading.Thread(target=run_sync, args=(one(),)) for _ in range(30)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    burst()  # the first burst may open what stays open anyway (the selector's modules)
+    gc.collect()
+    before = fds()
+    burst()
+    gc.collect()
+    assert fds() - before < 10  # 3 per thread (epoll and a socketpair) before the fix
+
+
+async def test_a_forked_child_can_run_sync_inside_its_loop() -> None:
+    """A child forked after the parent used the worker pool gets a pool of its own (the
+    parent's, copied without its threads, never ran the child's call)."""
+    import os
+    import signal
+
+    async def one() -> int:
+        return 1
+
+    assert run_sync(one()) == 1  # the parent's pool has a thread now
+    pid = os.fork()
+    if pid == 0:  # the child: a running loop calling sync code
+        signal.alarm(10)
+
+        async def child() -> int:
+            return run_sync(one())
+
+        import asyncio
+
+        os._exit(0 if asyncio.run(child()) == 1 else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
