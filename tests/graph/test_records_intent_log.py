@@ -94,3 +94,22 @@ def test_a_refused_records_file_leaves_no_intent_behind(tmp_path: Path) -> None:
         assert not ws.store.records.pending()
         assert _counts(ws) == (0, 0)
         assert ws.check().consistent
+
+
+def _title(ws: Workspace) -> str:
+    rows = ws.require_graph().store.run("MATCH (t:Task {id: 't1'}) RETURN t.title AS title")
+    return str(rows[0]["title"])
+
+
+def test_an_older_unfinished_records_ingest_never_lands_over_a_newer_one(tmp_path: Path) -> None:
+    """A records ingest the graph failed part-way stays logged; the next ingest finishes it
+    first, so a later repair cannot write the old file over the new one."""
+    line = {"kind": "node", "label": "Task", "id": "t1", "props": {"title": "old"}}
+    newer = tmp_path / "new.jsonl"
+    newer.write_text(json.dumps({**line, "props": {"title": "new"}}) + "\n", encoding="utf-8")
+    with Workspace.open(tmp_path / "ws", TrilhaSettings(), create=True) as ws:
+        ws.store.records.log("old.jsonl", 1, "{}", json.dumps(line))  # left by a failed ingest
+        ws.ingest_records(newer)
+        assert _title(ws) == "new" and not ws.store.records.pending()
+    with Workspace.open(tmp_path / "ws", TrilhaSettings()) as ws:  # repairs on open
+        assert _title(ws) == "new"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trilha.errors import BadRequestError, ConfigurationError
+from trilha.errors import BackendUnavailableError, BadRequestError, ConfigurationError
 from trilha.graph.service import GraphService
 from trilha.index.docstore import DocStore
 from trilha.ingest.loaders import Loaded
@@ -115,6 +115,7 @@ def write_records(parts: Parts, path: Path, defaults: Mapping[str, Any]) -> int:
 
     graph = parts.require_graph()
     records = load_records(path)
+    _finish_earlier(parts)  # an older file's entry replayed later would undo this one
     jsonl = "\n".join(r.model_dump_json() for r in records)
     entry = parts.store.records.log(str(path), len(records), json.dumps(dict(defaults)), jsonl)
     try:
@@ -124,6 +125,18 @@ def write_records(parts: Parts, path: Path, defaults: Mapping[str, Any]) -> int:
         raise
     parts.store.records.clear(entry)
     return len(records)
+
+
+def _finish_earlier(parts: Parts) -> None:
+    """Finish every records ingest still logged (one the graph failed part-way), so that this
+    one is written last; refuse it while one cannot be finished."""
+    replay_records(parts)
+    left = parts.store.records.pending()
+    if left:
+        raise BackendUnavailableError(
+            f"an earlier records ingest ({left[0][1]}) is unfinished and the graph cannot take "
+            "it now; run trilha doctor --repair once the graph is back, then ingest again"
+        )
 
 
 def _write_logged(
