@@ -13,6 +13,7 @@ connections reach the new server on their own.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +200,9 @@ class FalkorDBStore:
         try:
             result = self._execute(cypher, values, timeout, read_only)
         except Exception as e:  # redis and FalkorDB raise many unrelated types
-            raise BackendUnavailableError(f"FalkorDB query failed: {e}{self._revived()}") from e
+            # a lost connection (redis's ConnectionError is no OSError) may be a dying server
+            said = self._revived(isinstance(e, OSError) or "Connection" in type(e).__name__)
+            raise BackendUnavailableError(f"FalkorDB query failed: {e}{said}") from e
         names = [str(h[1]) for h in (result.header or [])]
         return [
             dict(zip(names, (plain(v) for v in row), strict=False))
@@ -220,12 +223,19 @@ class FalkorDBStore:
         self._graph.query("RETURN 1")
         return self._graph.ro_query(cypher, values, timeout=timeout)
 
-    def _revived(self) -> str:
+    def _revived(self, lost: bool) -> str:
         """After a failed query: if the server this store owns died, have it restarted and
         say so (an empty string otherwise)."""
-        if self._server is None or not self._server.dead:
+        server = self._server
+        if server is None:
             return ""
-        self._server.revive_soon()
+        # a killed server resets its connections a moment before its process is gone
+        deadline = time.monotonic() + (0.25 if lost else 0.0)
+        while not server.dead and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not server.dead:
+            return ""
+        server.revive_soon()
         return "; the embedded server died and is being restarted, retry in a moment"
 
     def close(self) -> None:
