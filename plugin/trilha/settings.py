@@ -120,6 +120,12 @@ class TrilhaSettings(_ServiceSettings):
         "work offline.",
     )
     embedding_dimension: int = Field(384, gt=0, description="Vector size of the embedding model.")
+    model_cache: Path | None = Field(
+        None,
+        description="Folder of the model files shared by every workspace of this user (the "
+        "ONNX exports of the encoders and cross-encoders, written once); None: "
+        "$XDG_CACHE_HOME/trilha/models, else ~/.cache/trilha/models.",
+    )
     embedding_batch_size: int = Field(64, gt=0, description="Texts encoded per batch at ingest.")
     embedding_device: str | None = Field(None, description="torch device; None lets torch pick.")
     embedding_backend: Literal["onnx", "torch"] = Field(
