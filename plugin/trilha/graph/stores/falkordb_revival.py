@@ -4,8 +4,8 @@ a crash).
 The owner learns of a death two ways: a daemon thread waits on the server's watchdog, which
 exits as soon as the server does (so the thread also reaps it: no zombie), and a failed query
 asks for a check (:meth:`Reviver.kick`), for the case the watchdog cannot tell. Either way
-one thread at a time calls :meth:`EmbeddedFalkorServer.revive
-<trilha.graph.stores.falkordb_server.EmbeddedFalkorServer.revive>` until it succeeds, waiting
+one thread at a time calls the server's ``revive`` (:class:`Revivable`; the one server is
+:class:`~trilha.graph.stores.falkordb_server.EmbeddedFalkorServer`) until it succeeds, waiting
 between attempts as :class:`Backoff` says. Only the owner restarts; a guest's connections reach
 the restarted server on the same socket when they next connect.
 """
@@ -19,13 +19,22 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from trilha.graph.stores.falkordb_ownership import Ownership
-    from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
 
 logger = logging.getLogger(__name__)
+
+
+class Revivable(Protocol):
+    """What the :class:`Reviver` restarts: a server with a folder that starts again when it
+    died on its own (no import of the server module, which owns the reviver)."""
+
+    data_dir: Path
+
+    def revive(self) -> bool: ...
 
 
 @dataclass
@@ -52,12 +61,10 @@ class Backoff:
 
 
 class Reviver:
-    """Restarts the server an :class:`EmbeddedFalkorServer` owns when it dies; holds it only
+    """Restarts the server an embedded FalkorDB owner holds when it dies; holds it only
     through a weak reference, so the server object can still be collected (and stop)."""
 
-    def __init__(
-        self, server: EmbeddedFalkorServer, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, server: Revivable, clock: Callable[[], float] = time.monotonic) -> None:
         self._server = weakref.ref(server)
         self._clock = clock
         self.backoff = Backoff()
