@@ -8,20 +8,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tests.graph.conftest import BACKENDS, bolt_store
+from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from tests.graph.profile_world import ANA, NOW, write
 from trilha.access import Principal
-from trilha.graph.read.claims import search_claims
+from trilha.graph.read.profile_reads import search_claims
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.falkordb import FalkorDBStore
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def world(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[GraphStore]:
+def world(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
     if request.param == "falkordb":
-        store: GraphStore = FalkorDBStore.embedded(tmp_path_factory.mktemp("claims") / "falkordb")
+        store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         store = bolt_store(request.getfixturevalue("arcadedb"))
     write(store)

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from trilha.access import Principal
 from trilha.graph.read.profile_query import ProfileQuery, fold, iso_instant, iso_next_day
-from trilha.graph.read.profile_rank import (
+from trilha.graph.read.profile_walk import (
+    ProfileLink,
     connection,
     is_overdue,
     is_priority,
@@ -19,7 +20,6 @@ from trilha.graph.read.profile_rank import (
     score,
     term_overlap,
 )
-from trilha.graph.read.profile_results import ProfileLink
 
 TODAY = date(2026, 2, 1)
 ANA = Principal(user_id="u-ana", org_ids=["acme"])

@@ -1,6 +1,7 @@
-"""Anchor texts kept per graph generation (:mod:`trilha.graph.read.profile_texts`): the folded
-texts name exactly the nodes the Cypher terms filter passes, a walk narrowed by them returns
-what the plain walk returns for every principal, and a write through the service is seen."""
+"""Anchor texts kept per graph generation
+(:class:`~trilha.graph.read.profile_query.AnchorTexts`): the folded texts name exactly the nodes
+the Cypher terms filter passes, a walk narrowed by them returns what the plain walk returns for
+every principal, and a write through the service is seen."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ from typing import Any
 
 import pytest
 
+from tests.graph.conftest import SharedServerGraph
 from tests.graph.profile_world import ANA, NOW, TODAY, write
 from trilha.access import Principal
 from trilha.config import load_profiles
 from trilha.graph.build.records import NodeRecord
 from trilha.graph.build.writer import GraphWriter
-from trilha.graph.read.profile_memo import GraphMemo
-from trilha.graph.read.profile_query import ProfileQuery
-from trilha.graph.read.profile_texts import AnchorTexts, LabelTexts, texts_statement
+from trilha.graph.read.cache import GraphMemo
+from trilha.graph.read.profile_query import AnchorTexts, LabelTexts, ProfileQuery, texts_statement
 from trilha.graph.read.profile_walk import profile_walk
 from trilha.graph.service import GraphService
-from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.stores.falkordb import EmbeddedFalkorServer, FalkorDBStore
 from trilha.types import TextUnit
 
 PROFILES = load_profiles().profiles
@@ -79,8 +80,8 @@ def test_a_label_whose_nodes_cannot_be_told_apart_is_not_narrowed(
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FalkorDBStore]:
-    store = FalkorDBStore.embedded(tmp_path_factory.mktemp("texts") / "falkordb")
+def world(falkordb_server: EmbeddedFalkorServer) -> Iterator[FalkorDBStore]:
+    store = SharedServerGraph(falkordb_server)
     write(store)
     units = [
         TextUnit(unit_id="d1#0", doc_id="d1", text="x", ordinal=0, title="Relatório LGPD"),
@@ -126,9 +127,9 @@ def test_a_narrowed_walk_returns_what_the_plain_walk_returns(
 
 
 def test_a_write_through_the_service_is_seen_by_the_next_walk(
-    tmp_path_factory: pytest.TempPathFactory,
+    falkordb_server: EmbeddedFalkorServer,
 ) -> None:
-    service = GraphService(FalkorDBStore.embedded(tmp_path_factory.mktemp("gen") / "falkordb"))
+    service = GraphService(SharedServerGraph(falkordb_server))
     try:
         write(service.store)
         texts = AnchorTexts(GraphMemo(lambda: service.generation))

@@ -15,16 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.graph.conftest import BACKENDS, bolt_store
+from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from tests.graph.profile_world import EDGES, NODES, NOW, TODAY, access, write
 from trilha.access import Principal, visible
 from trilha.config import load_profiles
 from trilha.config.profiles import QueryProfile
-from trilha.graph.read.claims import search_claims
 from trilha.graph.read.profile_query import ProfileQuery, fold
+from trilha.graph.read.profile_reads import search_claims
 from trilha.graph.read.profile_walk import profile_walk
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.falkordb import FalkorDBStore
 
 PROFILES = list(load_profiles().profiles.values())
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -48,11 +47,9 @@ queries = st.builds(
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def world(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[GraphStore]:
+def world(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
     if request.param == "falkordb":
-        store: GraphStore = FalkorDBStore.embedded(tmp_path_factory.mktemp("pvis") / "falkordb")
+        store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         store = bolt_store(request.getfixturevalue("arcadedb"))
     write(store)

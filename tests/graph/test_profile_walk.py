@@ -9,18 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.graph.conftest import BACKENDS, bolt_store
+from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from tests.graph.profile_world import ANA, NOW, TODAY, write
 from trilha.access import Principal
 from trilha.config import load_profiles
 from trilha.config.profiles import QueryProfile
 from trilha.errors import BadRequestError
 from trilha.graph.read.profile_query import ProfileQuery
-from trilha.graph.read.profile_results import ProfileWalkResult
-from trilha.graph.read.profile_walk import profile_walk
-from trilha.graph.read.work_items import priority_items, strategy_items
+from trilha.graph.read.profile_reads import priority_items, strategy_items
+from trilha.graph.read.profile_walk import ProfileWalkResult, profile_walk
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.stores.falkordb import EmbeddedFalkorServer
 
 PROFILES = load_profiles().profiles
 PROCESS = PROFILES["process_state"]
@@ -29,11 +28,9 @@ US2 = ProfileQuery(today=TODAY, labels=("Task",), org_ids=("acme",), overdue=Tru
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def world(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[GraphStore]:
+def world(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
     if request.param == "falkordb":
-        store: GraphStore = FalkorDBStore.embedded(tmp_path_factory.mktemp("profile") / "falkordb")
+        store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         store = bolt_store(request.getfixturevalue("arcadedb"))
     write(store)
@@ -212,7 +209,7 @@ def test_a_label_outside_the_profile_is_refused(world: GraphStore) -> None:
         profile_walk(world, PROCESS, ProfileQuery(today=TODAY, labels=("OKR",)), principal=ANA)
 
 
-def test_the_sample_organisation(tmp_path: Path) -> None:
+def test_the_sample_organisation(falkordb_server: EmbeddedFalkorServer) -> None:
     """US2 over the shipped sample records, as the demo ingests them."""
     from trilha.graph.build.records import load_records
     from trilha.graph.build.writer import GraphWriter
@@ -220,7 +217,7 @@ def test_the_sample_organisation(tmp_path: Path) -> None:
     samples = (
         Path(__file__).parents[2] / "plugin" / "trilha" / "samples" / "graph" / "records.jsonl"
     )
-    store = FalkorDBStore.embedded(tmp_path / "falkordb")
+    store = SharedServerGraph(falkordb_server)
     try:
         GraphWriter(store).write_records(
             [r for r in load_records(samples) if "Doc:" not in r.model_dump_json()]

@@ -11,7 +11,7 @@ import pytest
 
 from trilha.access import Principal
 from trilha.graph.build.records import NodeRecord
-from trilha.graph.read.profile_memo import GraphMemo
+from trilha.graph.read.cache import GraphMemo
 from trilha.graph.service import GraphService
 from trilha.graph.stores.falkordb import FalkorDBStore
 from trilha.orchestrate.graph_caches import GraphCaches

@@ -1,5 +1,5 @@
 """What an orchestrator keeps of its workspace's graph between requests, per graph generation
-(:class:`~trilha.graph.read.profile_memo.GraphMemo`): the titled nodes each visibility sees
+(:class:`~trilha.graph.read.cache.GraphMemo`): the titled nodes each visibility sees
 (pre-query's entity finder) and every anchor label's folded texts (the profile walk's term
 scan). A write through the workspace's graph service makes both stale at once.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trilha.graph.read.profile_memo import GraphMemo
-from trilha.graph.read.profile_texts import AnchorTexts, LabelTexts
+from trilha.graph.read.cache import GraphMemo
+from trilha.graph.read.profile_query import AnchorTexts, LabelTexts
 from trilha.graph.service import GraphService
 
 #: Seconds a value lives at most (writes by another process to a shared server are not seen

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from trilha.config.orchestration import MemoryClass
-from trilha.graph.read.profile_results import ClaimHit, ProfileHit
+from trilha.graph.read.profile_reads import ClaimHit
+from trilha.graph.read.profile_walk import ProfileHit
 from trilha.orchestrate.bundle import ClaimItem, ContextItem, ItemCitation, Provenance
 from trilha.orchestrate.items import access_of
 from trilha.tokens import count_tokens

@@ -1,7 +1,7 @@
 """Graph sources of a plan: the profile walk, the caller's active items, priorities and claims.
 
 Each reads the graph as the request's principal (:mod:`trilha.graph.read.profile_walk`,
-:mod:`~trilha.graph.read.work_items`, :mod:`~trilha.graph.read.claims`), within the config's
+:mod:`~trilha.graph.read.profile_reads`), within the config's
 ``max_nodes_scanned``; a graph that is down or slow is a warning, not an error.
 
 What pre-query found steers the walk (:func:`profile_query`): the focus entities' names (else,
@@ -17,12 +17,9 @@ from collections.abc import Callable
 from trilha.config import QueryProfile
 from trilha.config.orchestration import MemoryClass
 from trilha.errors import TrilhaError
-from trilha.graph.read.claims import search_claims
-from trilha.graph.read.profile_query import ProfileQuery
-from trilha.graph.read.profile_results import ClaimSearchResult, ProfileWalkResult
-from trilha.graph.read.profile_texts import AnchorTexts
-from trilha.graph.read.profile_walk import profile_walk
-from trilha.graph.read.work_items import priority_items
+from trilha.graph.read.profile_query import AnchorTexts, ProfileQuery
+from trilha.graph.read.profile_reads import ClaimSearchResult, priority_items, search_claims
+from trilha.graph.read.profile_walk import ProfileWalkResult, profile_walk
 from trilha.graph.service import GraphService
 from trilha.graph.stores.base import GraphStore
 from trilha.orchestrate.graph_items import claim_item, node_item

@@ -1,5 +1,15 @@
-"""A small in-process TTL cache for graph query results (least recently used evicted first), and
-the cached, logged call every graph read of the service goes through."""
+"""A small in-process TTL cache for graph query results (least recently used evicted first), the
+cached, logged call every graph read of the service goes through, and values read from the graph
+kept while the graph is unchanged (:class:`GraphMemo`).
+
+A :class:`GraphMemo` is keyed by the graph's generation (:attr:`GraphService.generation
+<trilha.graph.service.GraphService.generation>`, bumped by every write made through the
+service), so a write makes every earlier value unreachable at once; a TTL bounds how long a value
+lives anyway (writes another process makes to a shared server are not counted). A key must name
+everything the value depends on besides the graph: the statement and every parameter, the
+caller's visibility parameters included, so that one principal's value is never served to
+another (:func:`memo_key`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,7 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel
@@ -100,3 +110,36 @@ class CachedReads:
     def clear(self) -> None:
         """Forget every cached result (a write happened)."""
         self.cache.clear()
+
+
+def memo_key(*parts: str, params: Mapping[str, Any] | None = None) -> str:
+    """A key of ``parts`` and ``params`` (sorted, as JSON: equal mappings, equal keys)."""
+    body = json.dumps(dict(params or {}), sort_keys=True, default=str)
+    return json.dumps([*parts, body])
+
+
+class GraphMemo(Generic[V]):
+    """``compute()``'s value per key and graph generation, for at most ``ttl_s`` seconds."""
+
+    def __init__(
+        self,
+        generation: Callable[[], int],
+        *,
+        ttl_s: float = 60.0,
+        max_size: int = 64,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.generation = generation
+        self._cache: TTLCache[V] = TTLCache(ttl_s, max_size, clock)
+
+    def get(self, key: str, compute: Callable[[], V]) -> V:
+        """The value of ``key`` at the graph's current generation, computed when missing (it
+        is kept only if no write happened while it was computed)."""
+        before = self.generation()
+        full = f"{before}:{key}"
+        value = self._cache.get(full)
+        if value is None:
+            value = compute()
+            if self.generation() == before:
+                self._cache.put(full, value)
+        return value

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from trilha.access import Principal
 from trilha.graph.model import NODE_SPECS, check_label, display_id, normalise_name
-from trilha.graph.read.profile_memo import GraphMemo, memo_key
+from trilha.graph.read.cache import GraphMemo, memo_key
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.visibility import Visibility
 from trilha.orchestrate.prequery.model import FocusEntity
