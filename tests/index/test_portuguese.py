@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trilha.errors import ConfigurationError
-from trilha.index.portuguese import default_preparer, load_rules
+from trilha.index.tokenize import default_preparer, load_rules
 from trilha.index.tokenize import tokenize
 
 

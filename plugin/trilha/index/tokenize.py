@@ -1,31 +1,184 @@
-"""Language-aware tokenisation for the lexical index.
+"""Language-aware tokenisation for the lexical index: how a text in a language becomes the
+tokens BM25 counts, on the index and the query side alike.
 
-Tokens follow bm25s' defaults (``(?u)\\b\\w\\w+\\b``, lower-cased, stopwords removed, Snowball
-stemmed), with the stopword list and stemmer of each unit's language. Accents are folded after
-stemming so that 'decisão' and 'decisao' meet. Portuguese text and words are first prepared by
-:mod:`trilha.index.portuguese` (numbers such as ``13.709`` kept whole, ``nº`` dropped, ordinals
-unified, ``artigo`` -> ``art``, ``-ões`` plurals made singular); other languages go straight to
-the stemmer.
+Tokens follow bm25s' defaults (``(?u)\\b\\w\\w+\\b``, lower-cased, stopwords removed,
+Snowball stemmed), with the stopword list and stemmer of each unit's language. Accents are folded
+after stemming so that 'decisão' and 'decisao' meet.
 
-Runs of Han characters are cut out first and segmented into words (:mod:`trilha.index.han`)
-whatever the language, on the index and the query side alike, so ``图数据库`` meets a document
-that contains it even when that document was ingested as 'en'.
+Portuguese text and words are first prepared (:class:`PortuguesePreparer`, its rules data in
+``portuguese.yaml`` in this package); other languages go straight to the stemmer:
+
+- text (:meth:`PortuguesePreparer.text`): a number's thousands dots are dropped (``13.709`` ->
+  ``13709``, one token rather than ``13`` and ``709``) and ordinal indicators after a digit are
+  unified (``5°``, ``5ª`` -> ``5º``);
+- words (:meth:`PortuguesePreparer.words`, on lower-case words): citation words take one form
+  (``artigo``, ``arts`` -> ``art``) and plurals in ``-ões``/``-ães``/``-ãos`` become ``-ão``
+  (``-oes`` becomes ``-ao``), which Snowball would otherwise stem apart from the singular
+  (``decisões`` and ``decisão``);
+- markers of "número" (``nº``) are extra stopwords (:attr:`PortuguesePreparer.stopwords`).
+
+Abbreviations of courts, appeals and codes (``STJ``, ``REsp``, ``CC``) are left as they are:
+adding their expansions beside them lowered nDCG@10 on the legal sets (evalsets/LEXICAL.md).
+
+Chinese has no spaces, so the default ``\\w+`` tokeniser would take a whole clause as one token
+and a query word would never meet it. Every run of Han characters is therefore cut out first and
+segmented by the jieba-rs segmenter (``rjieba``) whatever language the unit claims (documents
+often arrive without one and default to 'en'), so ``图数据库`` meets a document that contains it
+even when that document was ingested as 'en':
+
+* :func:`search_words`: jieba's search mode (the words and the dictionary words inside longer
+  ones: ``数据库系统`` → 数据 据库 系统 数据库 数据库系统), less a short list of particles, for BM25
+  on both the index and the query side;
+* :func:`tagged_words`: words with their part-of-speech tags and offsets, for entity extraction.
+
+rjieba (MIT) carries its dictionary inside its wheel; it is imported on the first Han text, so
+text without Han characters never loads it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from importlib import resources
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import Stemmer
+import yaml
 from bm25s import stopwords as bm25s_stopwords
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from trilha.index.han import HAN_RUN, has_han, search_words
+from trilha.errors import ConfigurationError, one_line
 from trilha.index.language import detect_language, primary_code
-from trilha.index.portuguese import default_preparer
+
+if TYPE_CHECKING:
+    from rjieba import Jieba
+
+
+# --- Han runs and their words ---------------------------------------------------------------------
+
+#: The CJK Unified Ideographs blocks (basic, extension A, compatibility, extensions B–H).
+HAN_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+HAN_RUN = re.compile(f"[{HAN_CHARS}]+")
+
+#: Particles, pronouns and conjunctions: frequent, never what a query is about. (bm25s'
+#: 841-word Chinese list also drops content words such as 安全 'security' and 个人 'personal'.)
+_PARTICLES = """
+的 地 得 了 着 过 是 在 和 与 及 或 也 都 就 而 并 被 把 将 对 从 以 之 其 这 那
+我 你 他 她 它 们 吗 呢 吧 啊 呀 么 什么 怎么 如何 哪些 哪个 为什么 有 没有 不 很
+还 又 再 已 已经 所 所以 因为 但是 但 如果 因此 以及 一个 一种 这个 那个 这些 那些
+我们 你们 他们 它们
+"""
+STOPWORDS_ZH = frozenset(_PARTICLES.split())
+
+
+class TaggedWord(NamedTuple):
+    """A segmented word: its text, jieba part-of-speech tag and offsets in the run."""
+
+    word: str
+    tag: str
+    start: int
+    end: int
+
+
+def has_han(text: str) -> bool:
+    """True when ``text`` holds at least one Han character."""
+    return HAN_RUN.search(text) is not None
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> Jieba:
+    from rjieba import Jieba
+
+    return Jieba()
+
+
+def search_words(text: str) -> list[str]:
+    """Search-mode words of every Han run in ``text``, particles left out."""
+    jieba = _segmenter()
+    return [
+        w
+        for run in HAN_RUN.findall(text)
+        for w in jieba.cut_for_search(run)
+        if w not in STOPWORDS_ZH
+    ]
+
+
+def tagged_words(run: str) -> list[TaggedWord]:
+    """The words of one Han run, in order, with tags and offsets (they tile the run)."""
+    out, pos = [], 0
+    for word, tag in _segmenter().tag(run):
+        out.append(TaggedWord(word, tag, pos, pos + len(word)))
+        pos += len(word)
+    return out
+
+
+# --- Portuguese text and words, prepared for the Snowball stemmer ---------------------------------
+
+# the dot first: the engine then scans for "." instead of trying the look-behind everywhere
+_THOUSANDS_DOT = re.compile(r"\.(?<=\d\.)(?=\d{3}(?!\d))")
+
+
+class PortugueseRules(BaseModel):
+    """The contents of ``portuguese.yaml``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    number_markers: frozenset[str] = Field(description="Lower-case words dropped as stopwords.")
+    ordinal_marks: tuple[str, ...] = Field(
+        min_length=1, description="Ordinal indicators after a digit; all become the first."
+    )
+    word_forms: dict[str, str] = Field(description="Lower-case word -> the form it becomes.")
+    ao_plurals: dict[str, str] = Field(description="Plural ending -> its singular ('ões' -> 'ão').")
+
+
+class PortuguesePreparer:
+    """Applies :class:`PortugueseRules` to text (:meth:`text`) and to words (:meth:`words`)."""
+
+    def __init__(self, rules: PortugueseRules) -> None:
+        marks = "".join(re.escape(m) for m in rules.ordinal_marks)
+        # the mark first, for the same reason as _THOUSANDS_DOT
+        self._ordinal = re.compile(rf"[{marks}](?<=\d[{marks}])")
+        self._ordinal_mark = rules.ordinal_marks[0]
+        self._forms = rules.word_forms
+        self._singulars = rules.ao_plurals
+        self._plurals = tuple(rules.ao_plurals)
+        self.stopwords = rules.number_markers
+
+    def text(self, text: str) -> str:
+        """``text`` with thousands dots removed from numbers and ordinal indicators unified."""
+        return self._ordinal.sub(self._ordinal_mark, _THOUSANDS_DOT.sub("", text))
+
+    def words(self, words: list[str]) -> list[str]:
+        """Lower-case ``words`` with citation forms unified and -ão plurals made singular."""
+        forms = self._forms
+        return [self._singular(w) if w.endswith(self._plurals) else forms.get(w, w) for w in words]
+
+    def _singular(self, word: str) -> str:
+        ending = next(e for e in self._plurals if word.endswith(e))
+        return word[: -len(ending)] + self._singulars[ending]
+
+
+def load_rules(text: str, name: str) -> PortugueseRules:
+    """Rules from YAML ``text``; a bad file is one :class:`ConfigurationError` line."""
+    try:
+        return PortugueseRules.model_validate(yaml.safe_load(text))
+    except yaml.YAMLError as e:
+        raise ConfigurationError(f"{name}: not valid YAML ({e})") from e
+    except ValidationError as e:
+        raise ConfigurationError(f"{name}: {one_line(e)}") from e
+
+
+@functools.cache
+def default_preparer() -> PortuguesePreparer:
+    """The preparer of the rules shipped with trilha, built once."""
+    source = resources.files(__package__) / "portuguese.yaml"
+    return PortuguesePreparer(load_rules(source.read_text(encoding="utf-8"), "portuguese.yaml"))
+
+
+# --- Tokens ---------------------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 #: Bumped whenever :func:`tokenize` changes its output: a workspace whose stored tokens carry

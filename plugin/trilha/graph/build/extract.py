@@ -13,9 +13,18 @@ The rule extractor finds, per text unit:
    word is kept only if it also appears capitalised mid-sentence. An initial before a lower-case
    word (``H. pylori``, ``E. coli``) neither ends the sentence nor joins a phrase: SciFact's
    "Active H. pylori urease ..." gave the entity "Active H";
-4. Chinese terms: noun phrases of each run of Han characters
-   (:mod:`trilha.graph.build.han_terms`), whatever language the unit claims. Han characters
-   end a capitalised phrase.
+4. Chinese terms (:func:`han_terms`): noun phrases of each run of Han characters, whatever
+   language the unit claims. Han characters end a capitalised phrase. Chinese has no capital
+   letters to mark a name, so a term is a run of nouns (:data:`NOUN_TAGS`, read off jieba's
+   part-of-speech tags), up to :data:`HAN_MAX_WORDS` words, within one run of Han characters:
+
+   * a verbal noun (``vn``: 检索, 工作) may only continue a phrase of common nouns, so
+     ``全文检索`` is a term and ``存储数据`` or ``阿里巴巴工作`` are not;
+   * one-character words at the end are dropped (时, 内: 'when', 'within');
+   * a phrase is kept when it has two or more words (``图数据库`` = 图 + 数据库), one word of
+     three or more characters (``数据库``) or one proper noun (北京, 张伟); lone two-character
+     common nouns (数据, 日志) are too generic. A lone place or organisation name is typed
+     Place or Organization, anything else Concept.
 
 Salience (:func:`salience`) combines frequency and first position, normalised to 0–1.
 """
@@ -30,9 +39,8 @@ from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, Field
 
-from trilha.graph.build.han_terms import han_terms
 from trilha.graph.model import normalise_name
-from trilha.index.han import HAN_CHARS, has_han
+from trilha.index.tokenize import HAN_CHARS, HAN_RUN, TaggedWord, has_han, tagged_words
 from trilha.types import TextUnit
 
 
@@ -295,3 +303,59 @@ def _entries(gazetteer: Gazetteer | None) -> list[KnownEntity]:
 def entities_in_query(text: str, gazetteer: Gazetteer | None = None) -> list[str]:
     """Entity names mentioned by a query text (for the KG boost), most salient first."""
     return [e.name for e in RuleEntityExtractor(gazetteer).extract_text(text)]
+
+
+# --- Chinese terms --------------------------------------------------------------------------------
+
+#: Tags of the words a term is made of (jieba's ICTCLAS-style tag set).
+NOUN_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "nw", "vn"})
+#: Proper-noun tags. jieba-rs also tags words it does not know as ``nr`` (子图, 查询语言), so only
+#: place and organisation names from its dictionary get a type other than Concept.
+PROPER_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
+HAN_TYPES = {"ns": "Place", "nt": "Organization"}
+HAN_MAX_WORDS = 4
+
+
+class HanTerm(NamedTuple):
+    """A term found in a text: its words joined, its type and its offset in the text."""
+
+    name: str
+    type: str
+    start: int
+
+
+def han_terms(text: str) -> list[HanTerm]:
+    """Every term occurrence in the Han runs of ``text``, in text order."""
+    if not has_han(text):
+        return []
+    out: list[HanTerm] = []
+    for run in HAN_RUN.finditer(text):
+        phrase: list[TaggedWord] = []
+        for w in [*tagged_words(run.group()), None]:
+            if w is not None and _han_joins(w, phrase) and len(phrase) < HAN_MAX_WORDS:
+                phrase.append(w)
+                continue
+            term = _han_term(phrase)
+            if term is not None:
+                out.append(term._replace(start=run.start() + term.start))
+            phrase = [w] if w is not None and w.tag in NOUN_TAGS and w.tag != "vn" else []
+    return out
+
+
+def _han_joins(w: TaggedWord, phrase: list[TaggedWord]) -> bool:
+    """A noun joins the phrase; a verbal noun only one that ends with a common or verbal noun."""
+    if w.tag == "vn":
+        return bool(phrase) and phrase[-1].tag in {"n", "vn"}
+    return w.tag in NOUN_TAGS
+
+
+def _han_term(phrase: list[TaggedWord]) -> HanTerm | None:
+    while phrase and len(phrase[-1].word) == 1:
+        phrase = phrase[:-1]
+    if not phrase:
+        return None
+    name = "".join(w.word for w in phrase)
+    if len(phrase) == 1 and len(name) < 3 and phrase[0].tag not in PROPER_TAGS:
+        return None
+    type_ = HAN_TYPES.get(phrase[0].tag, "Concept") if len(phrase) == 1 else "Concept"
+    return HanTerm(name, type_, phrase[0].start)
