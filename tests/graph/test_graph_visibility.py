@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.access.test_policy import _meta, access_of, access_units, principals
-from tests.graph.conftest import BACKENDS, bolt_store
+from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from trilha.access import Principal, visible
 from trilha.access.cypher import visible_where
 from trilha.graph.build.extract import ExtractedEntity
@@ -31,7 +31,6 @@ from trilha.graph.build.writer import GraphWriter
 from trilha.graph.model import cooccurrence_weight
 from trilha.graph.service import GraphService
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.falkordb import FalkorDBStore
 from trilha.types import TextUnit
 
 NAMES = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "Kilo"]
@@ -92,7 +91,7 @@ def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, GraphService, Corpus]]:
     if request.param == "falkordb":
-        store: GraphStore = FalkorDBStore.embedded(tmp_path_factory.mktemp("vis") / "falkordb")
+        store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         store = bolt_store(request.getfixturevalue("arcadedb"))
     corpus, entities, records = _corpus()
@@ -258,7 +257,7 @@ def access_store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, GraphStore, list[TextUnit]]]:
     if request.param == "falkordb":
-        store: GraphStore = FalkorDBStore.embedded(tmp_path_factory.mktemp("frag") / "falkordb")
+        store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
     else:
         store = bolt_store(request.getfixturevalue("arcadedb"))
     units = access_units()
