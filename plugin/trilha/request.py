@@ -10,7 +10,7 @@ one place, whichever form they come in (``SearchFilters``, a dict of its fields,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import (
     AliasChoices,
@@ -25,7 +25,7 @@ from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, TrilhaError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr
-from trilha.retrieve.fusion import Weights
+from trilha.settings import Merge, Weights
 from trilha.types import MAX_QUERY_CHARS, Side, checked_text
 
 
@@ -39,8 +39,10 @@ class SearchRequest(BaseModel):
     filters: FilterExpr | None = Field(
         None, description="SearchFilters, a dict of its fields, MetadataFilters or a FilterExpr."
     )
-    merge: Literal["weighted", "rrf"] | None = Field(None, description="Merge strategy.")
-    weights: Weights | None = Field(None, description="Shares of bm25, semantic and kg.")
+    merge: Merge | None = Field(None, description="Merge strategy; None: the fusion in force.")
+    weights: Weights | None = Field(
+        None, description="Shares of bm25, semantic and kg; None: the fusion in force."
+    )
     kg: bool | None = Field(None, description="Knowledge-graph boost; None: on with a graph.")
     rerank: bool = Field(False, description="Rerank the pool with the cross-encoder.")
     expand: bool = Field(

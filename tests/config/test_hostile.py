@@ -144,13 +144,15 @@ RETRIEVAL_CASES: list[tuple[Change, str]] = [
         "default_strategy_factual: must",
     ),
     (lambda d: d.pop("default_strategy_strategic"), "default_strategy_strategic: required key"),
-    (lambda d: d["search"].__setitem__("merge", "sum"), "search.merge: must be one of"),
-    (lambda d: d["search"].__setitem__("fudge", 1), "search.fudge: unknown key"),
     (
-        lambda d: d["search"].__setitem__("weights", {"bm25": 0, "semantic": 0, "kg": 0}),
-        "search.weights: at least one weight must be above 0",
+        lambda d: d["orchestrator"].__setitem__("work_strategy", "sum"),
+        "orchestrator.work_strategy: must be one of",
     ),
-    (lambda d: d["search"]["weights"].__setitem__("bm25", -1), "search.weights.bm25: must be ≥ 0"),
+    (lambda d: d["orchestrator"].__setitem__("fudge", 1), "orchestrator.fudge: unknown key"),
+    (
+        lambda d: d["orchestrator"].__setitem__("graph_limit", -1),
+        "orchestrator.graph_limit: must be",
+    ),
     (lambda d: d.__setitem__("scope", "user"), "scope: must be 'global'"),
 ]
 

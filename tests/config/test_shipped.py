@@ -98,8 +98,7 @@ def test_depth_plans_cover_every_level() -> None:
 
 def test_retrieval_config_has_a_strategy_for_every_intent() -> None:
     config = load_retrieval_config()
-    assert config.scope == "global" and config.search.top_k == 10
-    assert config.search.weights.bm25 == 0.5 and config.search.candidates == 40
+    assert config.scope == "global" and config.max_results == 40
     assert {i: config.strategy_for(i) for i in INTENTS}["graph_insight"] == "graph_only"
     assert all(config.strategy_for(i) for i in INTENTS)
 

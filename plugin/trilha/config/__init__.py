@@ -14,14 +14,8 @@ from trilha.config.loader import (
     load_retrieval_config,
 )
 from trilha.config.profiles import ProfileSet, QueryProfile
-from trilha.config.retrieval import (
-    RetrievalConfig,
-    Scope,
-    SearchDefaults,
-    Weights,
-    apply_override,
-    merge_configs,
-)
+from trilha.config.retrieval import RetrievalConfig, Scope, apply_override, merge_configs
+from trilha.settings import Weights
 
 __all__ = [
     "DEPTH_LEVELS",
@@ -38,7 +32,6 @@ __all__ = [
     "QueryProfile",
     "RetrievalConfig",
     "Scope",
-    "SearchDefaults",
     "Strategy",
     "ToolName",
     "Weights",

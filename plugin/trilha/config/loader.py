@@ -51,7 +51,8 @@ def load_retrieval_config(
 ) -> RetrievalConfig:
     """The global RetrievalConfig of ``path`` (else the shipped one), with the partial ``org``
     and ``user`` override files laid over it in that order (see :func:`merge_configs`)."""
-    config = _validate(RetrievalConfig, _source(path, PROFILES_PACKAGE, "retrieval_config.yaml"))
+    source = _source(path, PROFILES_PACKAGE, "retrieval_config.yaml")
+    config = _validate(RetrievalConfig, source, context={"source": source[1]})
     if config.scope != "global":
         raise ConfigurationError(f"{_name(path, 'retrieval_config.yaml')}: scope: must be 'global'")
     overrides: tuple[tuple[Scope, PathLike | None], ...] = (("org", org), ("user", user))

@@ -1,66 +1,42 @@
-"""RetrievalConfig (seed 004, "Key Entities") with the search defaults, and its scope merge.
+"""RetrievalConfig (seed 004, "Key Entities"): limits, default strategies, the orchestrator's
+defaults, and its scope merge.
 
 One config is ``global``; an ``org`` and a ``user`` config may override any of its keys
 (``(:Org)-[:HAS_RETRIEVAL_CONFIG]->(:RetrievalConfig)``, the same for ``:User``).
-:func:`merge_configs` is the one place scopes meet: later scopes win key by key, and the nested
-``search:`` block (with its ``weights``) is merged key by key too, so a user who sets only
-``search.top_k`` keeps the org's ``search.weights``. An override naming a key the model lacks is
-refused; every merged result is validated again.
+:func:`merge_configs` is the one place scopes meet: later scopes win key by key, and nested
+blocks (``orchestrator:`` and its mappings) are merged key by key too. An override naming a key
+the model lacks is refused; every merged result is validated again.
+
+A ``search:`` block (merge, weights, sizes, cache), which no search ever read, is no longer part
+of the config: a file that still has one is loaded without it, with one warning line saying
+where those values live (settings and ``profiles/fusion.yaml``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from trilha.config.intents import Intent, Strategy
 from trilha.config.messages import describe
 from trilha.config.orchestration import OrchestratorDefaults
 from trilha.errors import ConfigurationError
 from trilha.graph.model import MAX_PROFILE_HOPS
-from trilha.settings import MergeMode
+
+log = logging.getLogger(__name__)
 
 Scope = Literal["global", "org", "user"]
 Override = Mapping[str, Any]
 
-
-class Weights(BaseModel):
-    """Shares of the weighted merge (seed 001): BM25, semantic and knowledge graph."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    bm25: float = Field(ge=0, description="Share of the normalised BM25 score.")
-    semantic: float = Field(ge=0, description="Share of the normalised cosine.")
-    kg: float = Field(ge=0, description="Share of the knowledge-graph boost.")
-
-    @model_validator(mode="after")
-    def _not_all_zero(self) -> Weights:
-        if self.bm25 + self.semantic + self.kg <= 0:
-            raise ValueError("at least one weight must be above 0")
-        return self
-
-
-class SearchDefaults(BaseModel):
-    """The ``search:`` block: merge, weights, pool sizes, rerank cut and cache lifetime."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    merge: MergeMode = Field(description="'weighted' (min-max) or 'rrf'.")
-    weights: Weights = Field(description="Shares of the weighted merge.")
-    rrf_k: int = Field(gt=0, description="RRF constant, applied to 1-based ranks.")
-    top_k: int = Field(gt=0, description="Results returned.")
-    candidates: int = Field(gt=0, description="Pool before rerank (seed 002 k).")
-    candidate_cap: int = Field(gt=0, description="Per-side fetch cap (seed 001: 100).")
-    rerank_top_n: int = Field(gt=0, description="Results kept after reranking.")
-    cache_ttl_s: float = Field(ge=0, description="Lifetime of a cached result, seconds.")
-
-    @model_validator(mode="after")
-    def _pool_holds_results(self) -> SearchDefaults:
-        if self.candidates < self.top_k:
-            raise ValueError(f"candidates ({self.candidates}) must be ≥ top_k ({self.top_k})")
-        return self
+#: What a retired ``search:`` block is told.
+SEARCH_RETIRED = (
+    "search: is ignored (no search read it): results and pools are settings (TRILHA_TOP_K, "
+    "TRILHA_CANDIDATE_CAP, TRILHA_RERANK_TOP_N, TRILHA_RESULT_CACHE_TTL_S) and the fusion is "
+    "profiles/fusion.yaml or TRILHA_MERGE, TRILHA_WEIGHT_*, TRILHA_RRF_K; remove the block"
+)
 
 
 class RetrievalConfig(BaseModel):
@@ -80,8 +56,16 @@ class RetrievalConfig(BaseModel):
     default_strategy_organizational: Strategy = Field(description="Strategy for 'organizational'.")
     default_strategy_procedural: Strategy = Field(description="Strategy for 'procedural'.")
     default_strategy_strategic: Strategy = Field(description="Strategy for 'strategic'.")
-    search: SearchDefaults = Field(description="Search defaults.")
     orchestrator: OrchestratorDefaults = Field(description="How bundles are filled.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_search(cls, data: Any, info: ValidationInfo) -> Any:
+        if isinstance(data, Mapping) and "search" in data:
+            source = (info.context or {}).get("source", "RetrievalConfig")
+            log.warning("%s: %s", source, SEARCH_RETIRED)
+            data = {k: v for k, v in data.items() if k != "search"}
+        return data
 
     def strategy_for(self, intent: Intent) -> Strategy:
         """The default strategy configured for ``intent``."""
@@ -94,9 +78,9 @@ def merge_configs(
 ) -> RetrievalConfig:
     """The effective config: ``global_``, then ``org``'s keys, then ``user``'s keys.
 
-    ``org`` and ``user`` are partial configs (any subset of the keys, ``search:`` and its
-    ``weights`` included); a key they leave out keeps the earlier scope's value. An override
-    with an unknown key, a bad value or another scope raises :class:`ConfigurationError`.
+    ``org`` and ``user`` are partial configs (any subset of the keys, nested ones included); a
+    key they leave out keeps the earlier scope's value. An override with an unknown key, a bad
+    value or another scope raises :class:`ConfigurationError`.
     """
     if global_.scope != "global":
         raise ConfigurationError(
@@ -121,7 +105,7 @@ def apply_override(
         raise ConfigurationError(f"{source}: scope: is {changes['scope']!r}; expected {scope!r}")
     merged = _deep_merge(base.model_dump(), {**changes, "scope": scope})
     try:
-        return RetrievalConfig.model_validate(merged)
+        return RetrievalConfig.model_validate(merged, context={"source": source})
     except ValidationError as e:
         raise ConfigurationError(f"{source}: {describe(e)}") from e
 

@@ -17,6 +17,7 @@ from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.retrieve.hybrid import KgBooster
+from trilha.settings import Fusion
 from trilha.types import Hit
 from trilha.workspace import Workspace
 
@@ -109,7 +110,7 @@ class KnowledgeGraphBoost(BaseNodePostprocessor):
         booster = workspace.booster
         if booster is None:
             raise BadRequestError("the workspace has no graph; set TRILHA_GRAPH_BACKEND")
-        share = workspace.settings.weight_kg if weight is None else weight
+        share = Fusion.of_settings(workspace.settings).weight_kg if weight is None else weight
         return cls(booster, principal, weight=share)
 
     @classmethod

@@ -16,15 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, Field
+from trilha.settings import Weights
 
-
-class Weights(BaseModel):
-    """Shares of each signal in the weighted merge (seed 001 defaults)."""
-
-    bm25: float = Field(0.5, ge=0, description="Share of the min-max-scaled BM25 score.")
-    semantic: float = Field(0.4, ge=0, description="Share of the min-max-scaled cosine.")
-    kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost (0–1).")
+__all__ = [
+    "Weights",
+    "active_weights",
+    "minmax",
+    "order",
+    "peakedness",
+    "penalise_duplicates",
+    "rrf_merge",
+    "shaped",
+    "weighted_merge",
+]
 
 
 def peakedness(scores: Sequence[float]) -> float:

@@ -1,17 +1,17 @@
-"""How a hybrid search fuses, per query language: the weights, the merge, RRF's ``k``, the depths.
+"""How a hybrid search fuses, per query language: the fusion tables and the one resolution order.
 
-A search's fusion is built in layers, each setting only what it names:
+Every fusion value (merge, weights, RRF ``k``, side depths, signal) is declared once, in
+:class:`~trilha.settings.Fusion` (re-exported here), with seed 001's defaults. Each layer above
+it is a :class:`FusionLayer` per language (``default`` for every language) that sets only what it
+names; :meth:`FusionTable.resolve` lays them in this order, later winning:
 
-1. seed 001's defaults (weighted merge, bm25 0.5 / semantic 0.4 / kg 0.1, RRF k 60, each side
-   fetching 3·top_k);
-2. the shipped ``profiles/fusion.yaml`` (its ``default`` entry, then the query language's);
-3. the workspace's ``fusion.yaml``, written by ``trilha tune`` (same shape);
-4. settings given explicitly (``TRILHA_WEIGHT_BM25`` … for every language, then
-   ``TRILHA_FUSION_BY_LANG`` for one);
-5. the request's own ``merge`` and ``weights``.
+1. the shipped ``profiles/fusion.yaml`` (its ``default`` entry, then the query language's);
+2. the workspace's ``fusion.yaml``, written by ``trilha tune`` (same shape);
+3. settings given explicitly (``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K`` for every
+   language, then ``TRILHA_FUSION_BY_LANG`` for one);
+4. the request's own ``merge`` and ``weights``.
 
-:class:`FusionTable` holds layers 2–4 and tells, for each value in force, which layer set it
-(``trilha info`` prints that).
+It tells, for each value in force, which layer set it (``trilha info`` prints that).
 """
 
 from __future__ import annotations
@@ -19,16 +19,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trilha.config.loader import PROFILES_PACKAGE, yaml_problem
 from trilha.errors import BadRequestError, one_line
 from trilha.index.language import query_language
-from trilha.retrieve.fusion import Weights
-from trilha.settings import TrilhaSettings
+from trilha.settings import Depth, Fusion, Merge, RrfK, Share, Signal, TrilhaSettings, Weights
+
+__all__ = [
+    "ANY_LANG",
+    "SHIPPED_FILE",
+    "TUNED_FILE",
+    "Fusion",
+    "FusionLayer",
+    "FusionTable",
+    "read_table",
+    "write_table",
+]
 
 #: The workspace file ``trilha tune`` writes.
 TUNED_FILE = "fusion.yaml"
@@ -36,37 +46,9 @@ TUNED_FILE = "fusion.yaml"
 SHIPPED_FILE = "fusion.yaml"
 #: The key of a table's entry for every language.
 ANY_LANG = "default"
-
-
-#: Fusion values that are also settings (``TRILHA_<NAME>``), under the same name.
-FROM_SETTINGS = ("merge", "weight_bm25", "weight_semantic", "weight_kg", "rrf_k")
-
-
-class Fusion(BaseModel):
-    """Every fusion value of one search, resolved."""
-
-    model_config = ConfigDict(frozen=True)
-
-    merge: Literal["weighted", "rrf"] = Field("weighted", description="Merge strategy.")
-    weight_bm25: float = Field(0.5, ge=0, description="Share of the min-max-scaled BM25 score.")
-    weight_semantic: float = Field(0.4, ge=0, description="Share of the min-max-scaled cosine.")
-    weight_kg: float = Field(0.1, ge=0, description="Share of the knowledge-graph boost.")
-    rrf_k: int = Field(60, gt=0, description="RRF constant (1-based ranks).")
-    depth_bm25: int = Field(3, ge=1, le=100, description="BM25 fetches depth·top_k (capped).")
-    depth_semantic: int = Field(3, ge=1, le=100, description="Dense fetches depth·top_k (capped).")
-    signal: Literal["none", "peak"] = Field(
-        "none", description="'peak': weighted shares scaled per query by each side's peakedness."
-    )
-
-    @classmethod
-    def of_settings(cls, s: TrilhaSettings) -> Fusion:
-        """The settings' own values (``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K``)."""
-        return cls(**{name: getattr(s, name) for name in FROM_SETTINGS})
-
-    @property
-    def weights(self) -> Weights:
-        """The weighted merge's shares."""
-        return Weights(bm25=self.weight_bm25, semantic=self.weight_semantic, kg=self.weight_kg)
+#: Where a value no layer sets comes from.
+SEED = "seed 001 default"
+_WEIGHTS = ("weight_bm25", "weight_semantic", "weight_kg")
 
 
 class FusionLayer(BaseModel):
@@ -74,24 +56,18 @@ class FusionLayer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    merge: Literal["weighted", "rrf"] | None = None
-    weight_bm25: float | None = Field(None, ge=0)
-    weight_semantic: float | None = Field(None, ge=0)
-    weight_kg: float | None = Field(None, ge=0)
-    rrf_k: int | None = Field(None, gt=0)
-    depth_bm25: int | None = Field(None, ge=1, le=100)
-    depth_semantic: int | None = Field(None, ge=1, le=100)
-    signal: Literal["none", "peak"] | None = None
+    merge: Merge | None = None
+    weight_bm25: Share | None = None
+    weight_semantic: Share | None = None
+    weight_kg: Share | None = None
+    rrf_k: RrfK | None = None
+    depth_bm25: Depth | None = None
+    depth_semantic: Depth | None = None
+    signal: Signal | None = None
 
     def values(self) -> dict[str, Any]:
         """The values this layer sets."""
         return self.model_dump(exclude_none=True)
-
-
-def explicit_settings(settings: TrilhaSettings) -> FusionLayer:
-    """The fusion values set explicitly (environment or keyword), not left at their default."""
-    given = settings.model_fields_set
-    return FusionLayer(**{k: getattr(settings, k) for k in FROM_SETTINGS if k in given})
 
 
 class FusionTable:
@@ -116,7 +92,7 @@ class FusionTable:
         tuned = workspace / TUNED_FILE
         if tuned.exists():
             layers.append((f"tuned {tuned}", read_table(tuned)))
-        layers.append(("settings", {ANY_LANG: explicit_settings(settings)}))
+        layers.append(("settings", {ANY_LANG: FusionLayer(**settings.fusion_values())}))
         by_lang = {
             lang: _layer(fields, "TRILHA_FUSION_BY_LANG", lang)
             for lang, fields in settings.fusion_by_lang.items()
@@ -124,10 +100,17 @@ class FusionTable:
         layers.append(("settings (by language)", by_lang))
         return cls(layers)
 
-    def resolve(self, lang: str) -> tuple[Fusion, dict[str, str]]:
-        """The fusion for a query in ``lang`` and, per value, the layer that set it."""
+    def resolve(
+        self, lang: str, merge: Merge | None = None, weights: Weights | None = None
+    ) -> tuple[Fusion, dict[str, str]]:
+        """The fusion for a query in ``lang`` and, per value, the layer that set it.
+
+        The one resolution order: :class:`Fusion`'s defaults, then the layers this table holds
+        (shipped profile → ``trilha tune``'s file → settings → settings by language), each its
+        ``default`` entry then ``lang``'s, then a request's own ``merge`` and ``weights``.
+        """
         values: dict[str, Any] = {}
-        origin = dict.fromkeys(Fusion.model_fields, "seed 001 default")
+        origin = dict.fromkeys(Fusion.model_fields, SEED)
         for name, table in self.layers:
             for key in (ANY_LANG, lang):
                 layer = table.get(key)
@@ -136,7 +119,13 @@ class FusionTable:
                 for field, value in layer.values().items():
                     values[field] = value
                     origin[field] = name if key == ANY_LANG else f"{name} [{key}]"
-        return Fusion(**values), origin
+        try:
+            fusion = Fusion(**values)
+        except ValidationError as e:
+            raise BadRequestError(f"fusion for {lang!r}: {one_line(e)}") from e
+        asked = [*(["merge"] if merge else []), *(_WEIGHTS if weights is not None else [])]
+        origin |= dict.fromkeys(asked, "request")
+        return fusion.overridden(merge, weights), origin
 
     def for_query(self, text: str, langs: Sequence[str]) -> tuple[str | None, Fusion]:
         """The language a query is searched in (:func:`~trilha.index.language.query_language`
