@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trilha.errors import ConfigurationError
-from trilha.index.tokenize import default_preparer, load_rules
-from trilha.index.tokenize import tokenize
+from trilha.index.tokenize import default_preparer, load_rules, tokenize
 
 
 def test_law_number_is_one_token_however_it_is_cited() -> None:
