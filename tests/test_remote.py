@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import make_docs
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import BackendUnavailable, ConfigurationError
+from trilha.errors import BackendUnavailableError, ConfigurationError
 from trilha.remote import TEIClient, TEIEmbedder, TEIReranker
 from trilha.settings import TrilhaSettings
 from trilha.testing.tei_server import TEITestServer
@@ -55,7 +55,9 @@ def test_retries_then_one_clear_line() -> None:
         assert TEIEmbedder(client, "m", 3).encode_queries(["x"]).shape == (1, 3)
         assert len(tei.requests) == 3
         tei.fail_next = 5
-        with pytest.raises(BackendUnavailable, match=r"did not answer after 3 tries \(HTTP 503\)"):
+        with pytest.raises(
+            BackendUnavailableError, match=r"did not answer after 3 tries \(HTTP 503\)"
+        ):
             TEIEmbedder(client, "m", 3).encode_queries(["x"])
 
 
@@ -63,10 +65,10 @@ def test_timeouts_and_refusals() -> None:
     with TEITestServer() as tei:
         tei.delay_s = 0.5
         slow = TEIClient(tei.url, timeout_s=0.1, retries=0)
-        with pytest.raises(BackendUnavailable, match="ReadTimeout"):
+        with pytest.raises(BackendUnavailableError, match="ReadTimeout"):
             slow.post("/embed", {"inputs": ["x"]})
         tei.delay_s = 0.0
-        with pytest.raises(BackendUnavailable, match="HTTP 404"):
+        with pytest.raises(BackendUnavailableError, match="HTTP 404"):
             TEIClient(tei.url).post("/nowhere", {})
     with pytest.raises(ConfigurationError, match="not an http"):
         TEIClient("localhost:8080")
@@ -113,3 +115,24 @@ def test_a_workspace_on_a_remote_encoder_and_its_degradation(
     assert down.hits and down.trace.fallback == "bm25_only" and down.trace.ann_hits == 0
     assert any("did not answer" in w for w in down.trace.warnings)
     assert any("rerank unavailable" in w for w in down.trace.warnings)
+
+
+def test_a_search_whose_reranker_is_down_keeps_the_fused_order(
+    sample_ws: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    query = "laptop theft reported to the service desk"
+    fused = sample_ws.search(query, top_k=4, candidates=12)
+    with TEITestServer() as tei:
+        tei.fail_next = 10
+        sample_ws.use_reranker(TEIReranker(TEIClient(tei.url, retries=0), top_n=4))
+        try:
+            down = sample_ws.search(query, top_k=4, candidates=12, rerank=True)
+        finally:
+            sample_ws.use_reranker(None)
+        assert [p for p, _ in tei.requests] == ["/rerank"]
+    assert [h.unit.unit_id for h in down.hits] == [h.unit.unit_id for h in fused.hits]
+    assert down.trace.stage("rerank") is None and all(h.scores.rerank is None for h in down.hits)
+    warned = [w for w in down.trace.warnings if w.startswith("rerank unavailable (")]
+    assert len(warned) == 1 and "HTTP 503" in warned[0]
+    assert warned[0].endswith("; kept the fused order")
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == warned

@@ -6,6 +6,7 @@ what to do about it.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ class BadRequestError(TrilhaError, ValueError):
     """The caller asked for something malformed (bad filter, bad k, empty query...)."""
 
 
-class BackendUnavailable(TrilhaError):
-    """A remote service (encoder, reranker) did not answer; the message names it and why."""
-
-
 class MissingDependencyError(TrilhaError, ImportError):
     """An optional dependency is not installed; the message names the ``pip install`` to run."""
 
@@ -43,7 +40,26 @@ class ModelLoadError(TrilhaError):
 
 
 class BackendUnavailableError(TrilhaError):
-    """A store or service (Qdrant, graph, LLM) cannot be reached or failed."""
+    """A store or service (Qdrant, the graph, an LLM, a remote encoder or reranker) cannot be
+    reached or failed; the message names it and why. A search whose remote encoder is down goes
+    on with BM25 alone; a search or an answer whose reranker is down keeps the fused order
+    (:data:`trilha.rerank.base.RERANK_UNAVAILABLE`); both are warned in the trace."""
+
+
+if TYPE_CHECKING:
+    BackendUnavailable = BackendUnavailableError
+else:
+
+    def __getattr__(name: str) -> type[TrilhaError]:
+        """``BackendUnavailable``: the deprecated name of :class:`BackendUnavailableError`."""
+        if name == "BackendUnavailable":
+            warnings.warn(
+                "trilha.errors.BackendUnavailable is deprecated; use BackendUnavailableError",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return BackendUnavailableError
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class WorkspaceError(TrilhaError):

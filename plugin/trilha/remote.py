@@ -5,7 +5,7 @@
 ``POST /rerank`` (``{"query": ..., "texts": [...], "truncate": true}`` → ``[{"index", "score"}]``),
 and ``GET /info`` (``model_id``). :class:`TEIClient` posts in batches, with a timeout per
 request and retries with exponential backoff on connection errors, timeouts, 429 and 5xx; what
-still fails is one :class:`~trilha.errors.BackendUnavailable` line naming the URL. A search
+still fails is one :class:`~trilha.errors.BackendUnavailableError` line naming the URL. A search
 whose encoder is down goes on with BM25 alone, and one whose reranker is down keeps the fused
 order; both say so in the trace.
 """
@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
-from trilha.errors import BackendUnavailable, ConfigurationError
+from trilha.errors import BackendUnavailableError, ConfigurationError
 from trilha.rerank.base import apply_scores
 from trilha.types import Hit
 
@@ -38,7 +38,8 @@ class TEIClient:
         self._http = httpx.Client(timeout=timeout_s)
 
     def post(self, path: str, body: dict[str, Any]) -> Any:
-        """The JSON answer of ``POST path``; :class:`BackendUnavailable` once retries are spent."""
+        """The JSON answer of ``POST path``; :class:`BackendUnavailableError` once retries are
+        spent."""
         return self._call("POST", path, body)
 
     def get(self, path: str) -> Any:
@@ -59,12 +60,12 @@ class TEIClient:
                 problem = f"HTTP {response.status_code}"
                 continue
             if response.status_code >= 400:
-                raise BackendUnavailable(
+                raise BackendUnavailableError(
                     f"{self.url}{path} refused the request (HTTP {response.status_code}: "
                     f"{response.text[:200]})"
                 )
             return response.json()
-        raise BackendUnavailable(
+        raise BackendUnavailableError(
             f"{self.url}{path} did not answer after {self.retries + 1} tries ({problem})"
         )
 
@@ -125,7 +126,7 @@ class TEIEmbedder:
             body = {"inputs": list(batch), "normalize": True, "truncate": True}
             answer = self.client.post("/embed", body)
             if not isinstance(answer, list) or len(answer) != len(batch):
-                raise BackendUnavailable(f"{self.client.url}/embed gave no vector per input")
+                raise BackendUnavailableError(f"{self.client.url}/embed gave no vector per input")
             rows.extend(answer)
         out = np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
         if out.shape[1] != self._dimension and texts:
@@ -159,7 +160,7 @@ class TEIReranker:
                 by_index = {int(item["index"]): float(item["score"]) for item in answer}
                 scores.extend(by_index[i] for i in range(len(batch)))
             except (TypeError, KeyError, ValueError) as e:
-                raise BackendUnavailable(
+                raise BackendUnavailableError(
                     f"{self.client.url}/rerank gave no score per text ({e})"
                 ) from None
         return scores

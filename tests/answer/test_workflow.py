@@ -16,7 +16,9 @@ from trilha.answer.run import Run
 from trilha.answer.schemas import SchemaViolation, check, schema_of
 from trilha.answer.types import NODES, Answer, AskRequest, NodeTrace
 from trilha.errors import BadRequestError
+from trilha.remote import TEIClient, TEIReranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
+from trilha.testing.tei_server import TEITestServer
 from trilha.tokens import count_tokens
 from trilha.types import Hit, StageScores, TextUnit
 from trilha.workspace import Workspace
@@ -271,3 +273,26 @@ def test_a_run_is_summarised_in_one_short_line() -> None:
     ]
     summary = repr(run)
     assert len(summary) < 200 and "40 candidates" in summary and run.trace_id in summary
+
+
+def test_an_answer_whose_reranker_is_down_keeps_the_fused_order(
+    sample_ws: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    question = "Who must a lost laptop be reported to, and how fast?"
+    fused = ask(sample_ws, question, principal=ACME, top_n=3, k=10)
+    with TEITestServer() as tei:
+        tei.fail_next = 10
+        sample_ws.use_reranker(TEIReranker(TEIClient(tei.url, retries=0), top_n=3))
+        try:
+            down = ask(sample_ws, question, principal=ACME, rerank=True, top_n=3, k=10)
+        finally:
+            sample_ws.use_reranker(None)
+        assert [p for p, _ in tei.requests] == ["/rerank"]
+    assert not down.trace.cache_hit and down.metrics.retrieval.rerank_kept == 3
+    assert [c.unit_id for c in down.citations] == [c.unit_id for c in fused.citations]
+    assert down.answer == fused.answer
+    assert down.trace.search is not None and down.trace.search.stage("rerank") is None
+    warned = [w for w in down.trace.warnings if w.startswith("rerank unavailable (")]
+    assert len(warned) == 1 and "HTTP 503" in warned[0]
+    assert warned[0].endswith("; kept the fused order")
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == warned

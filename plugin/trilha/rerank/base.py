@@ -1,12 +1,34 @@
-"""The reranker protocol and the pure step that turns model scores into reranked hits."""
+"""The reranker protocol, the pure step that turns model scores into reranked hits, and what a
+search or an answer does when its reranker is unavailable."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from trilha.errors import BackendUnavailableError, MissingDependencyError, ModelLoadError
 from trilha.retrieve.fusion import minmax
 from trilha.types import Hit
+
+log = logging.getLogger(__name__)
+
+#: What a reranker that cannot serve raises: a remote one that is down, a model that cannot load
+#: or whose runtime is not installed. A search and an answer that meet one keep the fused order
+#: and record :func:`rerank_unavailable`'s warning in their trace.
+RERANK_UNAVAILABLE: tuple[type[Exception], ...] = (
+    BackendUnavailableError,
+    ModelLoadError,
+    MissingDependencyError,
+)
+
+
+def rerank_unavailable(error: Exception) -> str:
+    """The warning of a rerank skipped for ``error`` (one of :data:`RERANK_UNAVAILABLE`), logged
+    once here; the caller records it in its trace and keeps the fused order."""
+    warning = f"rerank unavailable ({error}); kept the fused order"
+    log.warning("%s", warning)
+    return warning
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from trilha.encode.base import Embedder
-from trilha.errors import BackendUnavailable
+from trilha.errors import BackendUnavailableError
 from trilha.index.columns import BoolArray
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr
@@ -78,7 +78,7 @@ def dense_side(
         start = time.perf_counter()
         try:
             vector = embedder.encode_queries([text])[0]
-        except BackendUnavailable as e:  # a remote encoder that is down: BM25 goes on alone
+        except BackendUnavailableError as e:  # a remote encoder that is down: BM25 goes on alone
             note = f"query encoder unavailable ({e}); the dense side returned nothing"
             stage = StageTrace(name="encode", latency_ms=elapsed_ms(start), count=0, note=note)
             return SideResult({}, [stage])

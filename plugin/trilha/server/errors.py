@@ -14,7 +14,6 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from trilha.errors import (
-    BackendUnavailable,
     BackendUnavailableError,
     BadRequestError,
     ConfigurationError,
@@ -85,7 +84,6 @@ class ApiError(Exception):
 #: What cannot answer now (an index, a store, a model): 503 with ``Retry-After``.
 _UNAVAILABLE = (
     WorkspaceError,
-    BackendUnavailable,
     BackendUnavailableError,
     ModelLoadError,
     MissingDependencyError,

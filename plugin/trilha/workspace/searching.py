@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from trilha.errors import BackendUnavailable, BadRequestError
+from trilha.errors import BadRequestError
 from trilha.index.language import query_language
+from trilha.rerank.base import RERANK_UNAVAILABLE, rerank_unavailable
 from trilha.rerank.stage import rerank_result
 from trilha.retrieve.cache import Lookup, cache_key
 from trilha.retrieve.expand import expanded
@@ -136,9 +137,9 @@ def _rerank(ws: Workspace, planned: SearchPlan, result: SearchResult) -> SearchR
     try:
         with stage_span("rerank"):
             return rerank_result(ws.reranker, planned.query, result, planned.keep)
-    except BackendUnavailable as e:
+    except RERANK_UNAVAILABLE as e:
         result.hits = result.hits[: planned.keep]
-        result.trace.warnings.append(f"rerank unavailable ({e}); kept the fused order")
+        result.trace.warnings.append(rerank_unavailable(e))
         return result
 
 
