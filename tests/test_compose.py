@@ -9,7 +9,7 @@ import pytest
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
 from trilha.index.filter_input import coerce_filters
-from trilha.retrieve.kg import UnavailableBooster
+from trilha.retrieve.pipeline import UnavailableBooster
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 from trilha.workspace.compose import compose

@@ -27,8 +27,6 @@ PACKAGE = ROOT / "plugin" / "trilha"
 #: Cycles that exist today; each is a set of module names, with who breaks it. Remove an entry
 #: once its cycle is broken (the test fails on an entry that no longer matches a cycle).
 KNOWN_CYCLES: list[frozenset[str]] = [
-    # PIPELINE breaks it (issue 33, item 1: Workspace.search is one call into the pipeline)
-    frozenset({"trilha.workspace.facade", "trilha.workspace.searching"}),
     # TYPES breaks it (issue 33, item 3)
     frozenset(
         {"trilha.memory.graph", "trilha.memory.jobs", "trilha.memory.stats", "trilha.memory.store"}

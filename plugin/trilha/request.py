@@ -2,8 +2,8 @@
 
 ``Workspace.search/asearch``, :class:`~trilha.llamaindex.retriever.TrilhaRetriever`, the CLI,
 the LlamaIndex tools, ``trilha eval`` and ``trilha bench`` all build a :class:`SearchRequest`;
-:func:`trilha.retrieve.plan.plan` turns it, with the settings' defaults, into the concrete
-:class:`~trilha.retrieve.hybrid.SearchParams` the searcher runs. Filters are converted here, in
+:func:`trilha.retrieve.plan.plan` turns it, with the settings' defaults, into the
+:class:`~trilha.retrieve.plan.SearchPlan` the pipeline runs. Filters are converted here, in
 one place, whichever form they come in (``SearchFilters``, a dict of its fields, LlamaIndex
 ``MetadataFilters``, or a :class:`~trilha.index.filters.FilterExpr`).
 """

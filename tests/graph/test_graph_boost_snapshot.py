@@ -111,27 +111,29 @@ def test_the_service_boosts_from_the_snapshot_until_a_write(tmp_path: Any) -> No
     try:
         service.ingest(UNITS, MENTIONS)
         service.write_records(loads_records(RECORDS))
-        before = service.kg_boost(IDS, ["Alpha"], principal=BOB)
+        before = service.booster.boost_entities(IDS, ["Alpha"], principal=BOB)
         _ready(service._gate.snapshot)
         for who in WHO:  # each principal's evidence check is read once, then kept
-            service.kg_boost(IDS, ["Alpha"], principal=who)
+            service.booster.boost_entities(IDS, ["Alpha"], principal=who)
         calls = probe.calls
         for who in WHO * 3:
-            service.kg_boost(IDS, ["Alpha"], principal=who)
+            service.booster.boost_entities(IDS, ["Alpha"], principal=who)
         assert probe.calls == calls  # no graph read while the snapshot holds
-        assert service.kg_boost(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(before.raw)
+        assert service.booster.boost_entities(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(
+            before.raw
+        )
 
         # the memory's writes (a retrieval job) keep it; a unit written drops it
         assert JobGraphWriter.for_service(service).write(job(0, returned=("Chunk:pub#0",))) is None
         assert service._gate.snapshot.get() is not None
         service.ingest([unit("new#0", "Alpha again.")], {"new#0": [_e("Alpha", "Concept", 1.0)]})
         assert service._gate.snapshot.get() is None
-        fresh = service.kg_boost([*IDS, "new#0"], ["Alpha"], principal=BOB)
+        fresh = service.booster.boost_entities([*IDS, "new#0"], ["Alpha"], principal=BOB)
         assert fresh.raw["new#0"] > 0 and fresh.raw != before.raw
         _ready(service._gate.snapshot)
-        assert service.kg_boost([*IDS, "new#0"], ["Alpha"], principal=BOB).raw == pytest.approx(
-            fresh.raw
-        )
+        assert service.booster.boost_entities(
+            [*IDS, "new#0"], ["Alpha"], principal=BOB
+        ).raw == pytest.approx(fresh.raw)
     finally:
         service.close()
 
@@ -142,7 +144,7 @@ def test_a_graph_too_big_is_not_copied(service: GraphService) -> None:
     assert slot.build() is None
     for _ in range(5):  # resting: no build is started again before ttl_s
         assert slot.get() is None
-    assert service.kg_boost(IDS, ["Alpha"]).warning is None
+    assert service.booster.boost_entities(IDS, ["Alpha"]).warning is None
 
 
 def test_a_store_others_may_write_is_copied_for_ttl_only(service: GraphService) -> None:
@@ -166,17 +168,19 @@ def test_the_weights_are_the_boosts(service: GraphService) -> None:
     assert copy.raw == pytest.approx(graph.raw)
 
 
-async def test_the_async_boost_answers_from_the_snapshot_too(service: GraphService) -> None:
-    before = await service.akg_boost(IDS, ["Alpha"], principal=ANA)
+def test_a_prepared_boost_answers_from_the_snapshot(service: GraphService) -> None:
+    before = service.booster.boost_entities(IDS, ["Alpha"], principal=ANA)
     assert service.booster.prepare()
-    after = await service.akg_boost(IDS, ["Alpha"], principal=ANA)
+    after = service.booster.boost_entities(IDS, ["Alpha"], principal=ANA)
     assert after.raw == pytest.approx(before.raw) and after.warning is None
 
 
 def test_priors_stored_on_first_use_reach_the_snapshot(service: GraphService) -> None:
-    expected = service.kg_boost(IDS, ["Alpha"], principal=BOB).raw
+    expected = service.booster.boost_entities(IDS, ["Alpha"], principal=BOB).raw
     service.store.write("MATCH (c:Chunk) REMOVE c.kg_prior, c.kg_prior_own")  # an older graph
     older = GraphService(service.store, entities_alone=True)
     assert older.booster.prepare()  # stores the missing priors first, then copies
     assert older._gate.snapshot.get() is not None
-    assert older.kg_boost(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(expected)
+    assert older.booster.boost_entities(IDS, ["Alpha"], principal=BOB).raw == pytest.approx(
+        expected
+    )

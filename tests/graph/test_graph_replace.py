@@ -140,7 +140,7 @@ def test_remove_chunks_and_id_sets(curated: GraphStore) -> None:
 def test_older_graphs_get_their_prior_on_the_first_boost(curated: GraphStore) -> None:
     curated.write("MATCH (c:Chunk) REMOVE c.kg_prior")
     service = GraphService(curated)
-    result = service.kg_boost(["stj/resp-1#0", "guide/old#0"], [])
+    result = service.booster.boost_entities(["stj/resp-1#0", "guide/old#0"], [])
     assert result.raw == pytest.approx({"stj/resp-1#0": 3.5, "guide/old#0": 0.0})
     assert None not in priors(curated).values()
 

@@ -82,21 +82,21 @@ def test_boost_is_logged_and_degrades(store: GraphStore, tmp_path: Path) -> None
     log = RetrievalLog(tmp_path / "log.jsonl")
     service = GraphService(store, log=log, boost_timeout_s=5.0, entities_alone=True)
     service.ingest(UNITS, ENTITIES)
-    ok = service.kg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
+    ok = service.booster.boost_entities(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
     spec = math.log(5 / 2) / math.log(5)  # STJ: 2 of the graph's 5 chunks
     assert ok.scores == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec})
     service.close()
-    failed = service.kg_boost(["stj/resp-1#0"], ["STJ"])
+    failed = service.booster.boost_entities(["stj/resp-1#0"], ["STJ"])
     assert failed.scores == {} and failed.warning
     rows = lines(log.path)
     assert [r["result_count"] for r in rows] == [2, 0]
     assert rows[1]["query"]["warning"] == failed.warning  # type: ignore[index]
 
 
-async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
-    service = GraphService(store, max_concurrency=1, entities_alone=True)
+def test_boost_scores_every_unit_by_specificity(store: GraphStore) -> None:
+    service = GraphService(store, entities_alone=True)
     service.ingest(UNITS, ENTITIES)
-    result = await service.akg_boost(["stj/resp-1#0", "stj/resp-2#0"], ["stj"], batch_size=1)
+    result = service.booster.boost_entities(["stj/resp-1#0", "stj/resp-2#0"], ["stj"])
     spec = math.log(5 / 2) / math.log(5)
     assert result.scores == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec})
 
@@ -104,10 +104,12 @@ async def test_async_boost_shares_the_cap(store: GraphStore) -> None:
 def test_boost_reads_the_corpus_size_again_after_a_write(store: GraphStore) -> None:
     service = GraphService(store, entities_alone=True)
     service.ingest(UNITS[:3], ENTITIES)  # Neo4j in all 3 chunks: says nothing
-    assert service.kg_boost(["guide/graphrag#1"], ["Neo4j"]).scores == {"guide/graphrag#1": 0.0}
+    assert service.booster.boost_entities(["guide/graphrag#1"], ["Neo4j"]).scores == {
+        "guide/graphrag#1": 0.0
+    }
     service.ingest(UNITS[3:], ENTITIES)  # now 3 of 5
     spec = math.log(5 / 3) / math.log(5)
-    boost = service.kg_boost(["guide/graphrag#1"], ["Neo4j"])
+    boost = service.booster.boost_entities(["guide/graphrag#1"], ["Neo4j"])
     assert boost.scores == pytest.approx({"guide/graphrag#1": 0.9 * spec})
 
 
@@ -118,10 +120,10 @@ def test_without_curated_evidence_the_graph_is_not_read_unless_entities_count_al
     service = GraphService(probe)
     service.ingest(UNITS, ENTITIES)  # entities, no Criterio, Fato or Prova
     ids = ["stj/resp-1#0", "stj/resp-2#0"]
-    assert service.kg_boost(ids, ["STJ"]).warning is None
+    assert service.booster.boost_entities(ids, ["STJ"]).warning is None
     calls = probe.calls
     for _ in range(5):
-        assert service.kg_boost(ids, ["STJ"]).scores == dict.fromkeys(ids, 0.0)
+        assert service.booster.boost_entities(ids, ["STJ"]).scores == dict.fromkeys(ids, 0.0)
     assert probe.calls == calls  # answered by the gate, nothing read
     service.write_records(
         loads_records(
@@ -129,7 +131,9 @@ def test_without_curated_evidence_the_graph_is_not_read_unless_entities_count_al
         )
     )
     spec = math.log(5 / 2) / math.log(5)
-    with_evidence = service.kg_boost(ids, ["STJ"]).raw  # now the entities count, beside it
+    with_evidence = service.booster.boost_entities(
+        ids, ["STJ"]
+    ).raw  # now the entities count, beside it
     assert with_evidence == pytest.approx({"stj/resp-1#0": spec, "stj/resp-2#0": 0.9 * spec + 0.5})
 
 
@@ -138,7 +142,7 @@ def test_the_setting_lets_entities_count_alone(tmp_path: Path) -> None:
     service = GraphService.from_settings(on)
     try:
         service.ingest(UNITS, ENTITIES)
-        assert service.kg_boost(["stj/resp-1#0"], ["STJ"]).raw["stj/resp-1#0"] > 0
+        assert service.booster.boost_entities(["stj/resp-1#0"], ["STJ"]).raw["stj/resp-1#0"] > 0
     finally:
         service.close()
     assert not TrilhaSettings().kg_entities_alone
@@ -199,11 +203,17 @@ def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_
     ids = ["stj/resp-1#0", "stj/resp-2#0"]
     probe.calls = 0
     for _ in range(3):
-        assert service.kg_boost(ids, ["", " "]).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.0}
+        assert service.booster.boost_entities(ids, ["", " "]).scores == {
+            "stj/resp-1#0": 0.0,
+            "stj/resp-2#0": 0.0,
+        }
     # the two backfill checks (priors, entity counts), then one evidence check
     assert probe.calls == 3 and log.read() == []
     record = '{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-2","target":"Fato:f1"}'
     service.write_records(loads_records(record))  # a write: ask again
     # one Fato (prior 0.5) is weaker evidence than 1: it is not scaled up to the full boost
-    assert service.kg_boost(ids, []).scores == {"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.5}
+    assert service.booster.boost_entities(ids, []).scores == {
+        "stj/resp-1#0": 0.0,
+        "stj/resp-2#0": 0.5,
+    }
     assert [e.query["unit_ids"] for e in log.read()] == [ids]

@@ -195,13 +195,13 @@ def test_kg_boost_reads_only_what_the_principal_sees(store: GraphStore) -> None:
     service = GraphService(store, cache_ttl_s=0.0001, entities_alone=True)
     zeta = {u: [_e("Zeta", "Concept", 0.8)] for u in ("pub#0", "pub#1", "bob#0", "bob#1")}
     service.ingest([_zeta("pub#0"), unit("pub#1", "Other.")], {"pub#0": zeta["pub#0"]})
-    alone = service.kg_boost(["pub#0", "bob#0"], ["Zeta"]).raw
+    alone = service.booster.boost_entities(["pub#0", "bob#0"], ["Zeta"]).raw
     hidden = [_zeta("bob#0", **BOBS), _zeta("bob#1", **BOBS)]
     service.ingest(hidden, {u.unit_id: zeta[u.unit_id] for u in hidden})
     # a chunk anonymous may not see neither scores nor moves df or N: the same boost as before
-    assert service.kg_boost(["pub#0", "bob#0"], ["Zeta"]).raw == alone
+    assert service.booster.boost_entities(["pub#0", "bob#0"], ["Zeta"]).raw == alone
     assert alone["pub#0"] == pytest.approx(0.8 * math.log(2 / 1) / math.log(2))
-    for_bob = service.kg_boost(["pub#0", "bob#0"], ["Zeta"], principal=BOB).raw
+    for_bob = service.booster.boost_entities(["pub#0", "bob#0"], ["Zeta"], principal=BOB).raw
     assert for_bob["pub#0"] == pytest.approx(0.8 * math.log(4 / 3) / math.log(4))
 
 
@@ -211,8 +211,10 @@ def test_kg_boost_skips_evidence_behind_a_hidden_doc(store: GraphStore) -> None:
     service.write_records(
         loads_records('{"kind":"edge","type":"HAS_FATO","source":"Doc:mixed","target":"Fato:f1"}')
     )
-    assert service.kg_boost(["mixed#0"], []).raw == {"mixed#0": 0.0}  # the Doc is bob's
-    assert service.kg_boost(["mixed#0"], [], principal=BOB).raw == {"mixed#0": 0.5}
+    assert service.booster.boost_entities(["mixed#0"], []).raw == {
+        "mixed#0": 0.0
+    }  # the Doc is bob's
+    assert service.booster.boost_entities(["mixed#0"], [], principal=BOB).raw == {"mixed#0": 0.5}
 
 
 def _saliences(service: GraphService, principal: Principal | None) -> dict[str, Any]:
@@ -259,6 +261,9 @@ def test_evidence_only_its_readers_see_does_not_turn_the_boost_on_for_others(
     )
     ids = ["pub#0", "pub#1"]
     for who in (None, ANA):  # bob's Fato is not theirs to see: no boost, as without it
-        assert service.kg_boost(ids, ["Zeta"], principal=who).raw == {"pub#0": 0.0, "pub#1": 0.0}
-    seen_by_bob = service.kg_boost([*ids, "bob#0"], ["Zeta"], principal=BOB).raw
+        assert service.booster.boost_entities(ids, ["Zeta"], principal=who).raw == {
+            "pub#0": 0.0,
+            "pub#1": 0.0,
+        }
+    seen_by_bob = service.booster.boost_entities([*ids, "bob#0"], ["Zeta"], principal=BOB).raw
     assert seen_by_bob["pub#0"] > 0 and seen_by_bob["bob#0"] > seen_by_bob["pub#0"]

@@ -16,9 +16,8 @@ from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import Condition, FilterExpr, check_keys
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
-from trilha.retrieve.hybrid import Side
 from trilha.settings import TrilhaSettings
-from trilha.types import SearchFilters
+from trilha.types import SearchFilters, Side
 from trilha.workspace import Workspace
 
 QUERY = "prazo recurso dados security vpn laptop despesas"

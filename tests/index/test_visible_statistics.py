@@ -170,14 +170,15 @@ def test_hidden_documents_move_no_search_score(
 
         def seen(principal: Principal, query: str, merge: str) -> tuple[object, ...]:
             asked = {"top_k": 20, "principal": principal, "merge": merge}
-            fusion = ws.plan(query, **asked).params
+            planned = ws.plan(query, **asked)
             scores = {
                 h.unit.unit_id: (h.scores.bm25, h.scores.semantic, h.scores.fused)
                 for h in ws.search(query, **asked).hits
             }
             reranked = {h.unit.unit_id: h.scores.rerank for h in ws.search(
                 query, **asked, rerank=True).hits}  # fmt: skip
-            return fusion.lang, fusion.weights, fusion.rrf_k, scores, reranked
+            fusion = planned.fusion
+            return planned.lang, fusion.weights, fusion.rrf_k, scores, reranked
 
         before = {(w, q, m): seen(PRINCIPALS[w], q, m) for w, q, m in runs}
         assert not ws.ingest(documents(HIDDEN + HIDDEN_PT, "h")).refused

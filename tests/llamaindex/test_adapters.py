@@ -82,7 +82,7 @@ def test_kg_boost_without_a_graph_marks_nodes_and_keeps_no_state(small_ws: Works
     from llama_index.core.schema import MetadataMode
 
     from trilha.llamaindex.postprocessors import KG_WARNING_KEY, KnowledgeGraphBoost
-    from trilha.retrieve.kg import UnavailableBooster
+    from trilha.retrieve.pipeline import UnavailableBooster
 
     nodes = TrilhaRetriever(small_ws, top_k=3, kg=False).retrieve("security incident")
     boost = KnowledgeGraphBoost(UnavailableBooster("graph down: connection refused"))

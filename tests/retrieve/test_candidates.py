@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trilha.retrieve.hybrid import per_side_candidates
+from trilha.retrieve.plan import per_side_candidates
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ from trilha.access.principal import Principal
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.ingest.loaders import SourceDocument
 from trilha.retrieve.cache import MemoryStore, RedisStore, ResultCache, normalise_query
+from trilha.retrieve.pipeline import cache_key_of, retrieve
+from trilha.retrieve.plan import SearchPlan
 from trilha.settings import TrilhaSettings, uncached
 from trilha.types import SearchResult
 from trilha.workspace import Workspace
-from trilha.workspace.searching import cache_key_of
 
 ANA = Principal(user_id="ana", org_ids=["acme"])
 BIA = Principal(user_id="bia", org_ids=["beta"], project_ids=["atlas"], clearance=2)
@@ -57,6 +58,15 @@ def _ids(result: SearchResult) -> list[str]:
     return [h.unit.unit_id for h in result.hits]
 
 
+def _key(ws: Workspace, planned: SearchPlan) -> str:
+    return cache_key_of(planned, None, ws.collaborators())
+
+
+def _fresh(ws: Workspace, question: str, who: Principal) -> SearchResult:
+    """The search run again, past the cache."""
+    return retrieve(ws.plan(question, top_k=8, principal=who), None, ws.collaborators())
+
+
 def test_the_same_search_again_is_a_hit_with_one_cache_stage(scoped_ws: Workspace) -> None:
     first = scoped_ws.search("prazo para comunicar incidente", top_k=3, principal=ANA)
     again = scoped_ws.search("  prazo para   comunicar incidente ", top_k=3, principal=ANA)
@@ -74,7 +84,7 @@ def test_another_scope_never_gets_a_cached_result(scoped_ws: Workspace) -> None:
         scoped_ws.search(question, top_k=8, principal=who)
     for who in PRINCIPALS:
         hit = scoped_ws.search(question, top_k=8, principal=who)
-        fresh = scoped_ws.searcher.search(*scoped_ws.plan(question, top_k=8, principal=who)[:2])
+        fresh = _fresh(scoped_ws, question, who)
         assert hit.trace.cache_hit and _ids(hit) == _ids(fresh)
     seen = {tuple(_ids(scoped_ws.search(question, top_k=8, principal=w))) for w in PRINCIPALS}
     assert len(seen) == len(PRINCIPALS)  # four callers, four different answers
@@ -91,7 +101,7 @@ def test_property_what_the_cache_serves_is_what_the_caller_may_see(
 ) -> None:
     for who, question in calls:
         served = scoped_ws.search(question, top_k=8, principal=who)
-        fresh = scoped_ws.searcher.search(*scoped_ws.plan(question, top_k=8, principal=who)[:2])
+        fresh = _fresh(scoped_ws, question, who)
         assert _ids(served) == _ids(fresh)
 
 
@@ -109,10 +119,13 @@ def test_an_ingest_or_a_deletion_invalidates(scoped_ws: Workspace) -> None:
 
 def test_a_graph_write_moves_the_key_of_graph_boosted_searches_only(scoped_ws: Workspace) -> None:
     boosted, plain = scoped_ws.plan("prazo", kg=True), scoped_ws.plan("prazo")
-    keys = cache_key_of(scoped_ws, boosted, None), cache_key_of(scoped_ws, plain, None)
+    keys = (
+        cache_key_of(boosted, None, scoped_ws.collaborators()),
+        cache_key_of(plain, None, scoped_ws.collaborators()),
+    )
     scoped_ws.store.bump_graph()
-    assert cache_key_of(scoped_ws, boosted, None) != keys[0]
-    assert cache_key_of(scoped_ws, plain, None) == keys[1]
+    assert cache_key_of(boosted, None, scoped_ws.collaborators()) != keys[0]
+    assert cache_key_of(plain, None, scoped_ws.collaborators()) == keys[1]
 
 
 def test_a_given_vector_or_a_zero_ttl_bypasses_the_cache(

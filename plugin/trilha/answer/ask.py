@@ -23,7 +23,6 @@ from trilha.errors import BadRequestError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.retrieve.cache import normalise_query
 from trilha.sync_run import run_sync
-from trilha.workspace.searching import cache_scope
 
 if TYPE_CHECKING:
     from trilha.workspace.facade import Workspace
@@ -89,7 +88,7 @@ def _key(ws: Workspace, request: AskRequest, composer: LLMComposer | None) -> st
         "project": request.project_id,
         "principal": request.principal.model_dump(mode="json"),
         "composer": composer.model if composer is not None else "extractive",
-        "scope": cache_scope(ws, True, request.params.rerank),
+        "scope": ws.cache_scope(True, request.params.rerank),
     }
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
     return PREFIX + digest

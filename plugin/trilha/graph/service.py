@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from trilha.access import Principal
 from trilha.errors import ConfigurationError
 from trilha.graph.boost.gate import BoostGate
-from trilha.graph.boost.score import (
-    BoostResult,
-)
 from trilha.graph.boost.service import KGBooster
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.export.context import build_context, render_context_md
@@ -51,7 +48,6 @@ class GraphService(GraphWrites, ProfileReads):
         cache_ttl_s: float = 60.0,
         cache_size: int = 256,
         boost_timeout_s: float = 2.0,
-        max_concurrency: int = 20,
         writer: GraphWriter | None = None,
         clock: Callable[[], float] = time.monotonic,
         entities_alone: bool = False,
@@ -64,9 +60,8 @@ class GraphService(GraphWrites, ProfileReads):
         self._reads = CachedReads(TTLCache(cache_ttl_s, cache_size, clock), log)
         self._gate = BoostGate(store, self.writer.weights, boost_timeout_s, cache_ttl_s, clock)
         self._gate.entities_alone = entities_alone
-        self.booster = KGBooster(
-            store, self._gate, timeout_s=boost_timeout_s, max_concurrency=max_concurrency, log=log
-        )
+        #: The KG booster of this graph (the search pipeline's, :mod:`trilha.retrieve.pipeline`).
+        self.booster = KGBooster(store, self._gate, timeout_s=boost_timeout_s, log=log)
 
     @classmethod
     def from_settings(
@@ -82,7 +77,6 @@ class GraphService(GraphWrites, ProfileReads):
             store,
             log=RetrievalLog(log_path or folder / "retrieval-log.jsonl"),
             boost_timeout_s=settings.graph_timeout_s,
-            max_concurrency=settings.kg_boost_max_concurrency,
             entities_alone=settings.kg_entities_alone,
         )
 
@@ -169,31 +163,6 @@ class GraphService(GraphWrites, ProfileReads):
                 principal=principal,
             ),
             lambda r: len(r.items),
-        )
-
-    def kg_boost(
-        self,
-        unit_ids: Sequence[str],
-        query_entities: Sequence[str],
-        *,
-        relevant: Collection[str] | None = None,
-        principal: Principal | None = None,
-    ) -> BoostResult:
-        """:meth:`KGBooster.boost <trilha.graph.boost.service.KGBooster.boost>`."""
-        return self.booster.boost(unit_ids, query_entities, relevant=relevant, principal=principal)
-
-    async def akg_boost(
-        self,
-        unit_ids: Sequence[str],
-        query_entities: Sequence[str],
-        *,
-        relevant: Collection[str] | None = None,
-        batch_size: int | None = None,
-        principal: Principal | None = None,
-    ) -> BoostResult:
-        """:meth:`KGBooster.aboost <trilha.graph.boost.service.KGBooster.aboost>`."""
-        return await self.booster.aboost(
-            unit_ids, query_entities, relevant=relevant, batch_size=batch_size, principal=principal
         )
 
     def changed(self) -> None:

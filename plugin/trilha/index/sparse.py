@@ -23,7 +23,7 @@ missed (the pool is 4·k deep for that). Term ids are a stable 32-bit hash of th
 every process agrees on them without a shared vocabulary (two terms sharing a hash would add
 their weights; at 2³² ids a 100k-term vocabulary collides a handful of times).
 
-:func:`sparse_side` is a :class:`~trilha.retrieve.sides.SideResult` like the in-memory side's,
+:func:`sparse_side` is a :class:`~trilha.retrieve.pipeline.SideResult` like the in-memory side's,
 with the caller's visibility and filters applied by Qdrant as a payload filter.
 """
 

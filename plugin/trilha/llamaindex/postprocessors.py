@@ -16,7 +16,7 @@ from trilha.errors import BadRequestError
 from trilha.llamaindex.nodes import hit_to_node, node_to_hit
 from trilha.rerank.base import Reranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
-from trilha.retrieve.hybrid import KgBooster
+from trilha.retrieve.pipeline import KgBooster
 from trilha.settings import Fusion
 from trilha.types import Hit
 from trilha.workspace import Workspace

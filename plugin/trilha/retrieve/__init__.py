@@ -1,5 +1,2 @@
-"""Retrieval: the hybrid searcher that runs both indices and merges them."""
-
-from trilha.retrieve.hybrid import HybridSearcher, SearchParams, per_side_candidates
-
-__all__ = ["HybridSearcher", "SearchParams", "per_side_candidates"]
+"""Hybrid retrieval: the plan of a search (:mod:`~trilha.retrieve.plan`) and the pipeline that
+runs it (:mod:`~trilha.retrieve.pipeline`)."""

@@ -18,11 +18,13 @@ import json
 import time
 import unicodedata
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from trilha.graph.read.cache import TTLCache
-from trilha.retrieve.params import SearchParams
 from trilha.types import SearchResult, StageTrace
+
+if TYPE_CHECKING:
+    from trilha.retrieve.plan import SearchPlan
 
 #: Prefix of every key this cache writes (in Redis, too).
 PREFIX = "trilha:result:"
@@ -47,18 +49,22 @@ def normalise_query(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
-def cache_key(query: str, params: SearchParams, how: tuple[Any, ...], scope: dict[str, Any]) -> str:
-    """The key of one search: ``how`` holds rerank, how many it keeps and expansion; ``scope``
-    the workspace, encoder, generations and reranker."""
+def cache_key(plan: SearchPlan, scope: dict[str, Any]) -> str:
+    """The key of one planned search; ``scope`` holds the workspace, encoder, generations and
+    reranker."""
     body = {
-        "query": normalise_query(query),
-        "params": params.model_dump(mode="json", exclude={"principal"}),
-        "principal": params.principal.model_dump(mode="json"),
-        "how": list(how),
+        "query": normalise_query(plan.query),
+        "params": plan.model_dump(mode="json", exclude=_HOW | {"query", "principal"}),
+        "principal": plan.principal.model_dump(mode="json"),
+        "how": [plan.rerank, plan.keep, plan.expand],
         "scope": scope,
     }
     digest = hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
     return PREFIX + digest
+
+
+#: Fields of a plan the key lists under ``how``: rerank, how many it keeps, expansion.
+_HOW = {"rerank", "keep", "expand"}
 
 
 class MemoryStore:
@@ -162,16 +168,16 @@ class ResultCache:
         return Lookup(result, latency)
 
     def keep(self, key: str, result: SearchResult, lookup: Lookup) -> SearchResult:
-        """Keep ``result`` under ``key``; returns it with the missed lookup as its first stage."""
+        """Keep ``result`` under ``key``; returns a copy with the missed lookup as its first
+        stage (``result`` is not changed)."""
         warning = lookup.warning
         if warning is None:
             trouble = self.write(key, result.model_dump_json())
             warning = trouble and f"{trouble}; the result was not kept"
         stage = StageTrace(name="cache", latency_ms=lookup.latency_ms, count=0, note="miss")
-        result.trace.stages.insert(0, stage)
-        if warning is not None:
-            result.trace.warnings.append(warning)
-        return result
+        warnings = result.trace.warnings if warning is None else [*result.trace.warnings, warning]
+        update = {"stages": [stage, *result.trace.stages], "warnings": warnings}
+        return result.model_copy(update={"trace": result.trace.model_copy(update=update)})
 
 
 def _ms(start: float) -> float:

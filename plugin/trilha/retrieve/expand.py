@@ -161,30 +161,39 @@ def merge_variants(results: Sequence[SearchResult], top_k: int) -> SearchResult:
         Hit(unit=h.unit, scores=h.scores.model_copy(update={"fused_rank": n}))
         for n, h in enumerate(ordered, start=1)
     ]
-    first = results[0]
+    first = results[0].trace
+    warnings = list(first.warnings)
     for result in results[1:]:
-        first.trace.bm25_hits += result.trace.bm25_hits
-        first.trace.ann_hits += result.trace.ann_hits
-        first.trace.warnings += [w for w in result.trace.warnings if w not in first.trace.warnings]
-    return SearchResult(hits=ranked, trace=first.trace)
+        warnings += [w for w in result.trace.warnings if w not in warnings]
+    trace = first.model_copy(
+        update={
+            "bm25_hits": sum(r.trace.bm25_hits for r in results),
+            "ann_hits": sum(r.trace.ann_hits for r in results),
+            "warnings": warnings,
+        }
+    )
+    return SearchResult(hits=ranked, trace=trace)
 
 
 def expanded(
     results: Sequence[SearchResult], expansion: Expansion, top_k: int, ms: float
 ) -> SearchResult:
     """:func:`merge_variants` with the expansion recorded in the trace (variants, any warning,
-    and an ``expand`` stage with the time the variants took to make)."""
+    and an ``expand`` stage with the time the variants took to make); ``results`` are not
+    changed."""
     merged = merge_variants(results, top_k)
-    merged.trace.expansion_queries = list(expansion.variants)
-    merged.trace.stages.insert(
-        0,
-        StageTrace(
-            name="expand", latency_ms=ms, count=len(expansion.variants), note=expansion.warning
-        ),
+    stage = StageTrace(
+        name="expand", latency_ms=ms, count=len(expansion.variants), note=expansion.warning
     )
-    if expansion.warning:
-        merged.trace.warnings.append(expansion.warning)
-    return merged
+    warnings = merged.trace.warnings
+    trace = merged.trace.model_copy(
+        update={
+            "expansion_queries": list(expansion.variants),
+            "stages": [stage, *merged.trace.stages],
+            "warnings": [*warnings, expansion.warning] if expansion.warning else warnings,
+        }
+    )
+    return SearchResult(hits=merged.hits, trace=trace)
 
 
 def make_expander(settings: TrilhaSettings, llm: Any | None = None) -> Expander:

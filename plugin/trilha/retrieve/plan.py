@@ -1,34 +1,70 @@
-"""From a :class:`~trilha.request.SearchRequest` to the concrete parameters a search runs with.
+"""From a :class:`~trilha.request.SearchRequest` to the :class:`SearchPlan` a search runs.
 
 :func:`plan` is the only place where a request's ``None`` fields take the settings' defaults,
-so every entry point (Python API, retriever, CLI, tools, eval, bench) searches the same way.
+so every entry point (Python API, retriever, CLI, tools, eval, bench) searches the same way. The
+plan is the one type between the request and the sides: every value resolved, the fusion values
+held as one :class:`~trilha.retrieve.fusion_table.Fusion` (the query language's, with the
+request's ``merge`` and ``weights`` over it).
+
+Candidate counts reconcile seeds 001 and 002: seed 002's ``k`` is the pool wanted before
+rerank, split ``k_bm25 = k_vec = ceil(k/2)``; seed 001 has each side fetch ``top_k·3``, at most
+100. Each side fetches ``max(top_k, min(cap, max(depth·top_k, ceil(k/2))))`` (depth 3 and
+cap 100 unless tuned): the larger of the two seeds' asks, capped, but never fewer than ``top_k``
+so that ``top_k`` results come back whenever ``top_k`` units match the filters.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, one_line
+from trilha.index.filters import FilterExpr
 from trilha.request import SearchRequest
 from trilha.retrieve.fusion_table import Fusion
-from trilha.retrieve.hybrid import SearchParams
 from trilha.settings import TrilhaSettings
+from trilha.types import Side
 
 #: Pool reranked when a request asks for rerank without ``candidates`` (seed 002's k).
 RERANK_POOL = 40
 
 
-class SearchPlan(NamedTuple):
-    """The query, the searcher's parameters, how many hits to keep, whether to rerank, and
-    whether to search variants of the query too."""
+class SearchPlan(BaseModel):
+    """How one search runs, every value resolved (:func:`plan` makes it from a
+    :class:`~trilha.request.SearchRequest`); defaults follow seeds 001 and 002."""
 
-    query: str
-    params: SearchParams
-    keep: int
-    rerank: bool
-    expand: bool = False
+    model_config = ConfigDict(frozen=True)
+
+    query: str = Field(description="The query as asked.")
+    top_k: int = Field(10, gt=0, le=10_000, description="Hits fused (the rerank pool with rerank).")
+    keep: int = Field(10, gt=0, description="Hits returned (after rerank, when it runs).")
+    candidates: int | None = Field(None, gt=0, description="Seed 002's k: pool before rerank.")
+    rerank: bool = Field(False, description="Rerank the fused hits, keeping ``keep``.")
+    expand: bool = Field(False, description="Also search the query's variants.")
+    fusion: Fusion = Field(default_factory=Fusion, description="Merge, weights, RRF k, depths.")
+    candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")
+    doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
+    lang: str | None = Field(
+        None, description="The query's language, when a per-language fusion entry picked it."
+    )
+    sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Sides that run.")
+    kg: bool = Field(False, description="Add the knowledge-graph boost (needs a graph).")
+    filters: FilterExpr | None = Field(None, description="Applied inside both indices.")
+    principal: Principal = Field(
+        default_factory=Principal.anonymous,
+        description="Whose visibility applies, inside both indices (anonymous: public only).",
+    )
+
+    def per_side(self) -> tuple[int, int]:
+        """How many candidates the BM25 and the dense side fetch."""
+        f = self.fusion
+        return (
+            per_side_candidates(self.top_k, self.candidates, self.candidate_cap, f.depth_bm25),
+            per_side_candidates(self.top_k, self.candidates, self.candidate_cap, f.depth_semantic),
+        )
 
 
 def plan(
@@ -46,20 +82,18 @@ def plan(
     ``TRILHA_KG_BOOST`` when the workspace has a graph; sizes are :func:`sizes`'.
     """
     s = settings
-    f = fusion or Fusion.of_settings(s)
     kg = request.kg if request.kg is not None else (s.kg_boost and has_graph)
     keep, top_k, candidates = sizes(request, s)
     try:
-        params = SearchParams(
+        return SearchPlan(
+            query=request.query,
             top_k=top_k,
+            keep=keep,
             candidates=candidates,
-            merge=request.merge or f.merge,
-            weights=request.weights or f.weights,
-            rrf_k=f.rrf_k,
+            rerank=request.rerank,
+            expand=request.expand,
+            fusion=_asked(fusion or Fusion.of_settings(s), request),
             candidate_cap=s.candidate_cap,
-            depth_bm25=f.depth_bm25,
-            depth_semantic=f.depth_semantic,
-            signal=f.signal,
             lang=lang,
             doc_penalty=s.doc_penalty,
             sides=request.sides,
@@ -69,7 +103,17 @@ def plan(
         )
     except ValidationError as e:
         raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
-    return SearchPlan(request.query, params, keep, request.rerank, request.expand)
+
+
+def _asked(fusion: Fusion, request: SearchRequest) -> Fusion:
+    """``fusion`` with the request's own ``merge`` and ``weights`` over it."""
+    update: dict[str, Any] = {}
+    if request.merge:
+        update["merge"] = request.merge
+    if request.weights:
+        w = request.weights
+        update.update(weight_bm25=w.bm25, weight_semantic=w.semantic, weight_kg=w.kg)
+    return fusion.model_copy(update=update) if update else fusion
 
 
 def sizes(request: SearchRequest, s: TrilhaSettings) -> tuple[int, int, int | None]:
@@ -82,3 +126,9 @@ def sizes(request: SearchRequest, s: TrilhaSettings) -> tuple[int, int, int | No
         return keep, pool, pool
     keep = request.top_k or s.top_k
     return keep, keep, request.candidates
+
+
+def per_side_candidates(top_k: int, candidates: int | None, cap: int, depth: int = 3) -> int:
+    """How many candidates a side fetches (module docstring explains the rule)."""
+    want = max(depth * top_k, math.ceil(candidates / 2) if candidates else 0)
+    return max(top_k, min(cap, want))

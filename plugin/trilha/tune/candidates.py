@@ -3,9 +3,9 @@ be replayed without searching again.
 
 For a query, the BM25 side's and the dense side's top :data:`POOL` units are kept, and every unit
 of their union gets its real score on both sides (BM25 from the full score vector, the cosine
-from the stored vectors), exactly what :func:`trilha.retrieve.sides.complete` gives a search.
+from the stored vectors), exactly what :func:`trilha.retrieve.pipeline.complete` gives a search.
 A side fetching ``n ≤ POOL`` candidates is then its ``n`` best ranks, and the fusion of
-:mod:`trilha.tune.replay` reproduces :func:`trilha.retrieve.merge.merge_sides` (without filters
+:mod:`trilha.tune.replay` reproduces :func:`trilha.retrieve.pipeline.merged` (without filters
 or the graph boost, as ``trilha eval``'s ``hybrid_weighted`` and ``hybrid_rrf`` run).
 """
 

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from trilha.retrieve.fusion import active_weights, shaped
 from trilha.retrieve.fusion_table import Fusion
-from trilha.retrieve.params import per_side_candidates
+from trilha.retrieve.plan import per_side_candidates
 from trilha.tune.candidates import Candidates, Floats
 
 

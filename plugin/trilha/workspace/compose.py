@@ -28,8 +28,7 @@ from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
 from trilha.index.lexical import LexicalIndex
 from trilha.rerank.base import Reranker
-from trilha.retrieve.hybrid import HybridSearcher, KgBooster
-from trilha.retrieve.kg import GraphBooster, UnavailableBooster
+from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
 from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
@@ -246,7 +245,7 @@ def open_graph(
 def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBooster | None:
     """Boost through the graph; with no graph, a stand-in that warns (or None when it is off)."""
     if graph is not None:
-        return GraphBooster(graph)
+        return graph.booster
     return None if graph_warning is None else UnavailableBooster(graph_warning)
 
 

@@ -30,14 +30,16 @@ from trilha.ingest.loaders import Loaded, Refusal, SourceDocument, load_path
 from trilha.ingest.pipeline import IngestReport
 from trilha.request import SearchRequest
 from trilha.rerank.base import Reranker
+from trilha.retrieve import pipeline
 from trilha.retrieve.cache import ResultCache
 from trilha.retrieve.expand import make_expander
 from trilha.retrieve.fusion_table import FusionTable
+from trilha.retrieve.pipeline import Collaborators
 from trilha.retrieve.plan import SearchPlan, plan
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
-from trilha.workspace import searching, writes
+from trilha.workspace import writes
 from trilha.workspace.compose import load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
@@ -259,13 +261,43 @@ class Workspace(UnitReads):
         to what the principal may see (anonymous when none is given). ``vector`` is the query's
         embedding, when the caller has it already. A search asked again within the result
         cache's TTL is answered from it (``trace.cache_hit``)."""
-        return searching.search(self, self.plan(request, **fields), vector)
+        return pipeline.search(self.plan(request, **fields), vector, self.collaborators())
 
     async def asearch(
         self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
-        return await searching.asearch(self, self.plan(request, **fields), vector)
+        return await pipeline.asearch(self.plan(request, **fields), vector, self.collaborators())
+
+    def collaborators(self) -> Collaborators:
+        """What a search of this workspace reads now (:mod:`trilha.retrieve.pipeline`): the
+        current lexical snapshot, the indices, the cache, the expander and the reranker."""
+        searcher = self.searcher
+        return Collaborators(
+            lexical=searcher.lexical,
+            dense=searcher.dense,
+            embedder=searcher.embedder,
+            booster=searcher.booster,
+            policies=searcher.policies,
+            pool=searcher.pool,
+            cache=self.cache,
+            expander=self.expander,
+            reranker=self._parts.reranker.get,
+            scope=self.cache_scope,
+            dimension=self.settings.embedding_dimension,
+            workspace=self.path,
+        )
+
+    def cache_scope(self, kg: bool, rerank: bool) -> dict[str, Any]:
+        """What a cached result depends on besides its request: the workspace, its encoder, the
+        lexical snapshot's generation, the graph's (when boosted) and the reranker (when used)."""
+        return {
+            "workspace": str(self.path.resolve()),
+            "encoder": self.embedder.model_id,
+            "generation": self.searcher.lexical.generation,
+            "graph": self.store.graph_generation if kg else None,
+            "reranker": self.reranker_identity if rerank else None,
+        }
 
 
 def _sources(items: Iterable[object]) -> Iterator[Loaded]:

@@ -11,7 +11,7 @@ from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex
 from trilha.index.docstore import DocStore
 from trilha.rerank.base import Reranker
-from trilha.retrieve.hybrid import HybridSearcher, KgBooster
+from trilha.retrieve.pipeline import HybridSearcher, KgBooster
 from trilha.workspace.shared import Follower, read_only_error
 
 

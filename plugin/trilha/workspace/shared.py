@@ -36,7 +36,7 @@ from trilha.errors import ConfigurationError, WorkspaceError
 from trilha.graph.service import GraphService
 from trilha.index.docstore import DocStore
 from trilha.index.lexical import LexicalIndex
-from trilha.retrieve.hybrid import HybridSearcher
+from trilha.retrieve.pipeline import HybridSearcher
 from trilha.settings import TrilhaSettings
 
 

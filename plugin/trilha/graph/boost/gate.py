@@ -3,7 +3,7 @@ chunks and the chunk counts of entities written before those existed (stored onc
 chunks a principal sees in the graph (for the entities' specificity; per principal scope), and
 whether the graph holds any curated evidence at all: without it the graph is not read and every
 boost is 0 (the query's entities alone count only with ``entities_alone``; see
-:mod:`trilha.retrieve.kg` for why)."""
+:mod:`trilha.graph.boost.service` for why)."""
 
 from __future__ import annotations
 

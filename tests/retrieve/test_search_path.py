@@ -1,0 +1,68 @@
+"""How many of trilha's files one warm search passes through (issue 33: one search pipeline).
+
+Every call of a warm ``Workspace.search`` (KG boost on, over the bundled samples) is counted
+by the module it runs in, on every thread (the side threads and the graph's included): the
+search's own stages live in :mod:`trilha.retrieve.pipeline`, so the files counted are that
+module, the plan, the cache, the workspace, and what the stages call (indices, encoder, graph,
+access rules, types)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from tests.conftest import SAMPLES
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.ingest.loaders import load_path
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+
+PACKAGE = Path(__file__).resolve().parents[2] / "plugin" / "trilha"
+#: Files a warm boosted search passes through (36 before the search was one pipeline module;
+#: the index, encoder, graph and access modules it calls are most of them).
+MOST_FILES = 29
+
+
+@pytest.fixture(scope="module")
+def samples_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """The samples in a workspace of its own: its side threads start under the profiler."""
+    path = tmp_path_factory.mktemp("path") / "ws"
+    with Workspace.open(path, TrilhaSettings(), embedder=embedder, create=True) as ws:
+        ws.ingest(load_path(SAMPLES))
+        yield ws
+
+
+def test_a_warm_boosted_search_passes_through_few_files(samples_ws: Workspace) -> None:
+    assert samples_ws.graph is not None
+    calls: Counter[str] = Counter()
+    counting = False
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if counting and event == "call":
+            name = Path(frame.f_code.co_filename)
+            if name.is_relative_to(PACKAGE):
+                calls[str(name.relative_to(PACKAGE))] += 1
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)  # before the warm-up: the side threads start with it
+    try:
+        samples_ws.search("prazo de recurso", top_k=5, kg=True)  # warm
+        counting = True
+        result = samples_ws.search("prazo de recurso para apelação", top_k=5, kg=True)
+        counting = False
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    assert result.hits and result.trace.stage("kg") is not None
+    files = sorted(calls)
+    assert len(files) <= MOST_FILES, "\n".join(f"{f} {calls[f]}" for f in files)
+    assert "retrieve/pipeline.py" in files
