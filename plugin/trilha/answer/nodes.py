@@ -13,11 +13,10 @@ from trilha.answer.parse import parse_question
 from trilha.answer.run import Run
 from trilha.answer.schemas import check
 from trilha.answer.sentences import split_sentences
-from trilha.errors import TrilhaError
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr, combine
 from trilha.index.language import detect_language, query_language
-from trilha.rerank.base import apply_scores
+from trilha.rerank.base import RERANK_UNAVAILABLE, apply_scores, rerank_unavailable
 from trilha.retrieve.pipeline import with_rerank_stage
 from trilha.types import Hit, SearchResult, Trace
 
@@ -98,8 +97,8 @@ async def _search(ws: Workspace, run: Run, filters: Any) -> SearchResult:
 
 def rerank_results(ws: Workspace, run: Run) -> None:
     """Guardrail, then rerank to ``top_n``: units the principal may not see (sensitivity above
-    the clearance included) are dropped before rerank; without rerank (or when the reranker
-    cannot load) the fused order's ``top_n`` are kept."""
+    the clearance included) are dropped before rerank; without rerank, or when the reranker is
+    unavailable (down or cannot load, warned), the fused order's ``top_n`` are kept."""
     params = run.request.params
     candidates = [h for h in run.candidates if may_see(h, run)]
     if len(candidates) < len(run.candidates):
@@ -113,8 +112,8 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     if params.rerank and candidates:
         try:
             run.reranked, run.search = _rerank_windows(ws, run, candidates, params.top_n)
-        except (TrilhaError, OSError) as e:
-            run.warnings.append(f"rerank unavailable ({e}); kept the fused order")
+        except RERANK_UNAVAILABLE as e:
+            run.warnings.append(rerank_unavailable(e))
             run.rerank_model = "none"
     check("RerankResults", "output", {"reranked": _items(run.reranked)})
     run.note(len(run.reranked), f"model {run.rerank_model}")

@@ -31,13 +31,13 @@ import numpy.typing as npt
 from trilha.access.compiled import POLICIES, CompiledPolicy, PolicyCache
 from trilha.access.principal import Principal
 from trilha.encode.base import Embedder
-from trilha.errors import BackendUnavailable, BadRequestError
+from trilha.errors import BackendUnavailableError, BadRequestError
 from trilha.index.columns import BoolArray
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr, check_keys, combine, widen_languages
 from trilha.index.language import query_language
 from trilha.index.lexical import LexicalIndex
-from trilha.rerank.base import Reranker
+from trilha.rerank.base import RERANK_UNAVAILABLE, Reranker, rerank_unavailable
 from trilha.retrieve.cache import Lookup, ResultCache, cache_key
 from trilha.retrieve.expand import Expander, expanded
 from trilha.retrieve.fusion import (
@@ -371,7 +371,7 @@ def dense_side(
         start = time.perf_counter()
         try:
             vector = embedder.encode_queries([text])[0]
-        except BackendUnavailable as e:  # a remote encoder that is down: BM25 goes on alone
+        except BackendUnavailableError as e:  # a remote encoder that is down: BM25 goes on alone
             note = f"query encoder unavailable ({e}); the dense side returned nothing"
             stage = StageTrace(name="encode", latency_ms=elapsed_ms(start), count=0, note=note)
             return SideResult({}, [stage])
@@ -588,8 +588,8 @@ def kg_stage(
 
 # -- stage 7: rerank ------------------------------------------------------------------------------
 def reranked(plan: SearchPlan, result: SearchResult, c: Collaborators) -> SearchResult:
-    """With ``rerank``, the best ``keep`` hits by the reranker (a new result); a remote reranker
-    that is down keeps the fused order (warned)."""
+    """With ``rerank``, the best ``keep`` hits by the reranker (a new result); a reranker that is
+    unavailable (:data:`~trilha.rerank.base.RERANK_UNAVAILABLE`) keeps the fused order (warned)."""
     if not plan.rerank:
         return result
     try:
@@ -597,9 +597,9 @@ def reranked(plan: SearchPlan, result: SearchResult, c: Collaborators) -> Search
             start = time.perf_counter()
             hits = c.reranker().rerank(plan.query, result.hits, top_n=plan.keep)
             return SearchResult(hits=hits, trace=with_rerank_stage(result.trace, len(hits), start))
-    except BackendUnavailable as e:
+    except RERANK_UNAVAILABLE as e:
         kept_hits = result.model_copy(update={"hits": result.hits[: plan.keep]})
-        return with_warning(kept_hits, f"rerank unavailable ({e}); kept the fused order")
+        return with_warning(kept_hits, rerank_unavailable(e))
 
 
 def with_rerank_stage(trace: Trace, kept: int, start: float, note: str | None = None) -> Trace:
