@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from trilha.eval.beir import load_beir
-from trilha.tune.replay import ndcg_at_10
+from trilha.eval.metrics import ndcg_per_query
 from trilha.workspace import Workspace
 
 SHARES = (0.2, 0.3, 0.4, 0.5, 0.5 / 0.9, 0.6, 0.7, 0.8, 0.9)
@@ -84,16 +84,17 @@ def ranked(b: np.ndarray, c: np.ndarray, share: float) -> list[int]:
 def mean_ndcg(set_: dict, split: str, share: float, signal: tuple[float, float] | None) -> float:
     bm25, cos, qrels = set_[split]
     docs, n = set_["docs"], cos.shape[1]
-    total = 0.0
-    for b, c, rel in zip(bm25, cos, qrels, strict=True):
+    runs: dict[str, list[str]] = {}
+    for i, (b, c) in enumerate(zip(bm25, cos, strict=True)):
         w = share
         if signal is not None:
             lo, cap = signal
             confidence = (c.max() - c.mean()) / (c.std() + 1e-12) / np.sqrt(2 * np.log(n))
             semantic = (1 - share) * float(np.clip((confidence - lo) / (1 - lo), 0, cap))
             w = share / (share + semantic) if share + semantic > 0 else 1.0
-        total += ndcg_at_10(list(dict.fromkeys(docs[r] for r in ranked(b, c, w))), rel)
-    return total / len(qrels)
+        runs[str(i)] = list(dict.fromkeys(docs[r] for r in ranked(b, c, w)))
+    judged = {str(i): rel for i, rel in enumerate(qrels)}
+    return sum(ndcg_per_query(judged, runs).values()) / len(qrels)
 
 
 def main() -> None:

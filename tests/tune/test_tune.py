@@ -4,6 +4,7 @@ written to the workspace and used from then on, ``trilha info`` shows where each
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
 from trilha.eval.beir import load_beir
-from trilha.eval.metrics import evaluate
+from trilha.eval.metrics import evaluate, ndcg_per_query
 from trilha.eval.runner import rank_scores
 from trilha.eval.systems import SPECS, workspace_system
 from trilha.retrieve.fusion import Weights, peakedness, shaped
@@ -72,8 +73,13 @@ def settings() -> TrilhaSettings:
 
 
 @pytest.mark.parametrize(
-    ("name", "signal"),
-    [("hybrid_weighted", "none"), ("hybrid_weighted", "peak"), ("hybrid_rrf", "none")],
+    ("name", "signal", "penalty"),
+    [
+        ("hybrid_weighted", "none", 0.0),
+        ("hybrid_weighted", "peak", 0.0),
+        ("hybrid_rrf", "none", 0.0),
+        ("hybrid_rrf", "none", 0.5),
+    ],
 )
 def test_replayed_fusion_equals_the_searchers(
     folder: Path,
@@ -81,17 +87,19 @@ def test_replayed_fusion_equals_the_searchers(
     embedder: SentenceTransformerEmbedder,
     name: str,
     signal: str,
+    penalty: float,
 ) -> None:
     ds = load_beir(folder, "test")
-    settings = TrilhaSettings(graph_backend="none", fusion_by_lang={"en": {"signal": signal}})
+    settings = TrilhaSettings(
+        graph_backend="none", fusion_by_lang={"en": {"signal": signal}}, doc_penalty=penalty
+    )
     with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
         ws.ingest(ds.documents(), lang="en")
         system = workspace_system(ws, SPECS[name], 100)
         run = {q.query_id: rank_scores(system(q.text)) for q in ds.queries}
         searched = evaluate(ds.qrels, run)["ndcg@10"]
-        replayed = mean_ndcg(
-            collect(ws, ds.queries, ds.qrels), Fusion(merge=SPECS[name].merge), 100
-        )  # type: ignore[arg-type]
+        fusion = Fusion(merge=SPECS[name].merge, signal=signal)  # type: ignore[arg-type]
+        replayed = mean_ndcg(collect(ws, ds.queries, ds.qrels), fusion, 100, penalty)
     assert replayed == pytest.approx(searched, abs=1e-9)
 
 
@@ -117,7 +125,7 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
         assert fusion == Fusion(**report["tuned"])
         tuned_fields = [k for k, v in origin.items() if v.startswith("tuned")]
         assert bool(tuned_fields) == (merge["kept"] or report["stages"]["depth"]["kept"])
-        assert ws.plan("bees and flowers").lang == "en"
+        assert ws.plan("bees and flowers").params.lang == "en"
 
 
 def test_layers_settings_and_requests(tmp_path: Path) -> None:
@@ -187,3 +195,14 @@ def test_cli_tune_and_info(
     assert set(info["fusion"]["en"]) == set(Fusion.model_fields)
     assert main(["tune", "--data", str(folder), "-w", ws, "--folds", "1"]) == 2
     assert "at least 2" in capsys.readouterr().err
+
+
+def test_the_replayed_ndcg_is_trec_evals() -> None:
+    qrels = {"q1": {"a": 1, "c": 2}, "q2": {"z": 1}, "q3": {}}
+    ranked = {"q1": ["b", "c", "a"], "q2": []}
+    run = {q: {d: float(10 - i) for i, d in enumerate(docs)} for q, docs in ranked.items()}
+    per_q = ndcg_per_query(qrels, ranked)
+    assert per_q["q2"] == per_q["q3"] == 0.0
+    ideal = 2 + 1 / math.log2(3)
+    assert per_q["q1"] == pytest.approx((2 / math.log2(3) + 1 / 2) / ideal)
+    assert sum(per_q.values()) / 3 == pytest.approx(evaluate(qrels, run)["ndcg@10"])

@@ -10,21 +10,25 @@
 * :func:`penalise_duplicates` — optional per-document decay for diversity (seed 002).
 * :func:`shaped` — the query-time signal (opt-in, ``signal: peak``): each side's share scaled by
   how steeply its own scores fall within its top ten.
+* :func:`fuse` and :func:`ranked` — one query's whole stage 5 from the sides' own candidates and
+  a :class:`~trilha.settings.Fusion`: what a search runs and what ``trilha tune`` replays.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from trilha.settings import Weights
+from trilha.settings import Fusion, Weights
 
 __all__ = [
     "Weights",
     "active_weights",
+    "fuse",
     "minmax",
     "order",
     "peakedness",
     "penalise_duplicates",
+    "ranked",
     "rrf_merge",
     "shaped",
     "weighted_merge",
@@ -126,3 +130,51 @@ def penalise_duplicates(
         out[uid] = scores[uid] * (1.0 - penalty) ** n
         seen[doc] = n + 1
     return out
+
+
+def fuse(
+    fusion: Fusion,
+    bm25: Mapping[str, float],
+    semantic: Mapping[str, float],
+    *,
+    filled: tuple[Mapping[str, float], Mapping[str, float]] | None = None,
+    kg: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """One query's fused scores: ``bm25`` and ``semantic`` are each side's own candidates, best
+    first. RRF ranks the sides that returned something (and the boost, when some unit has a
+    positive one); the weighted merge takes ``fusion``'s shares (:func:`shaped` by the own lists
+    with ``signal: peak``) over ``filled``, both sides' real scores over their union
+    (:func:`trilha.retrieve.sides.complete`), else over the own lists."""
+    if fusion.merge == "rrf":
+        present = [s for s, scores in (("bm25", bm25), ("semantic", semantic)) if scores]
+        rankings = {"bm25": list(bm25), "semantic": list(semantic)}
+        boosted = {u: v for u, v in (kg or {}).items() if v > 0}
+        if boosted and present:
+            present.append("kg")
+            rankings["kg"] = order(boosted)
+        return rrf_merge(rankings, active_weights(fusion.weights, present), fusion.rrf_k)
+    weights = fusion.weights
+    if fusion.signal == "peak":
+        weights = shaped(weights, list(bm25.values()), list(semantic.values()))
+    both = filled or (bm25, semantic)
+    return weighted_merge(both[0], both[1], weights, kg)
+
+
+def ranked(
+    fused: Mapping[str, float],
+    bm25: Mapping[str, float],
+    semantic: Mapping[str, float],
+    doc_of: Mapping[str, str],
+    doc_penalty: float,
+) -> tuple[list[str], dict[str, float]]:
+    """Unit ids in fused order (ties to the better rank in a side's own list, then the id),
+    after the per-document duplicate penalty, and their scores."""
+    rank_b = {uid: i for i, uid in enumerate(bm25, start=1)}
+    rank_s = {uid: i for i, uid in enumerate(semantic, start=1)}
+    unranked = 1 << 30
+    best = {uid: min(rank_b.get(uid, unranked), rank_s.get(uid, unranked)) for uid in fused}
+    out = order(fused, best)
+    if doc_penalty <= 0:
+        return out, dict(fused)
+    scores = penalise_duplicates(out, fused, {u: doc_of.get(u, u) for u in out}, doc_penalty)
+    return order(scores, best), scores

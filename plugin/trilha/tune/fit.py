@@ -1,7 +1,7 @@
 """Fit the fusion on a training split's qrels, with k-fold cross-validation.
 
 Two stages, each a small grid whose every setting is scored on every query once
-(:func:`~trilha.tune.replay.fuse`):
+(:func:`~trilha.tune.replay.ndcg_matrix`):
 
 1. at the operating point of ``trilha eval`` (``top_k`` 100): the merge (weighted or RRF), the
    BM25 : dense share (the graph's share is kept), RRF's ``k``, and whether the weighted merge
@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
 from trilha.retrieve.fusion_table import Fusion
 from trilha.tune.candidates import Candidates
-from trilha.tune.replay import fuse, ndcg_at_10
+from trilha.tune.replay import ndcg_matrix
 
 #: BM25's share of the two sides, weighted merge.
 WEIGHTED_SHARES = tuple(round(i * 0.05, 2) for i in range(21))
@@ -64,15 +63,6 @@ def depth_grid(base: Fusion) -> list[Fusion]:
     ]
 
 
-def score_matrix(
-    queries: Sequence[Candidates], settings: Sequence[Fusion], top_k: int
-) -> npt.NDArray[np.float64]:
-    """nDCG@10 of every setting (rows) on every query (columns)."""
-    return np.array(
-        [[ndcg_at_10(fuse(c, f, top_k), c.relevant) for c in queries] for f in settings]
-    )
-
-
 def folds_of(n: int, k: int, seed: int = 13) -> list[list[int]]:
     """``k`` folds of ``range(n)``, shuffled with ``seed``."""
     order = list(range(n))
@@ -102,10 +92,12 @@ def fit_stage(
     untuned: Fusion,
     top_k: int,
     folds: int,
+    doc_penalty: float = 0.0,
 ) -> StageFit:
-    """The best of ``settings`` (``untuned`` is one of them) on ``queries``, cross-validated."""
+    """The best of ``settings`` (``untuned`` is one of them) on ``queries``, cross-validated
+    (searches that penalise duplicates by ``doc_penalty``)."""
     grid = [untuned, *[s for s in settings if s != untuned]]
-    scores = score_matrix(queries, grid, top_k)
+    scores = ndcg_matrix(queries, grid, top_k, doc_penalty=doc_penalty)
     heldout = []
     if folds >= 2 and len(queries) >= folds:
         for fold in folds_of(len(queries), folds):

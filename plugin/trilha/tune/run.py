@@ -62,9 +62,10 @@ def run_tune(
         key = query_lang.most_common(1)[0][0]
         in_force = ws.fusion.resolve(key)[0]
         queries = collect(ws, ds.queries, ds.qrels, progress)
-        merge = fit_stage(queries, merge_grid(in_force), in_force, EVAL_TOP_K, folds)
+        penalty = ws.settings.doc_penalty
+        merge = fit_stage(queries, merge_grid(in_force), in_force, EVAL_TOP_K, folds, penalty)
         base = merge.chosen if merge.heldout_gain > 0 else in_force
-        depth = fit_stage(queries, depth_grid(base), base, SEARCH_TOP_K, folds)
+        depth = fit_stage(queries, depth_grid(base), base, SEARCH_TOP_K, folds, penalty)
         chosen = depth.chosen if depth.heldout_gain > 0 else base
         written = _write(ws, key, chosen, merge, depth, ds.name, split) if write else None
     return {
