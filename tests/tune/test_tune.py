@@ -125,7 +125,7 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
         assert fusion == Fusion(**report["tuned"])
         tuned_fields = [k for k, v in origin.items() if v.startswith("tuned")]
         assert bool(tuned_fields) == (merge["kept"] or report["stages"]["depth"]["kept"])
-        assert ws.plan("bees and flowers").params.lang == "en"
+        assert ws.plan("bees and flowers").lang == "en"
 
 
 def test_layers_settings_and_requests(tmp_path: Path) -> None:

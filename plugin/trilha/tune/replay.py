@@ -3,7 +3,7 @@
 :func:`fuse` ranks one query's documents as a hybrid search with a given
 :class:`~trilha.retrieve.fusion_table.Fusion` would, through the search's own arithmetic
 (:func:`trilha.retrieve.fusion.fuse` and :func:`~trilha.retrieve.fusion.ranked`): each side keeps
-its ``n`` best ranks (:func:`~trilha.retrieve.params.per_side_candidates`), the weighted merge
+its ``n`` best ranks (:func:`~trilha.retrieve.plan.per_side_candidates`), the weighted merge
 reads both sides' real scores over the union of both lists, and the per-document duplicate
 penalty (``TRILHA_DOC_PENALTY``) applies. Units are aggregated to documents by their best unit.
 Scores are :func:`trilha.eval.metrics.ndcg_per_query`'s, the nDCG of ``trilha eval``.
@@ -19,7 +19,7 @@ import numpy.typing as npt
 from trilha.eval.metrics import ndcg_per_query
 from trilha.retrieve import fusion as arithmetic
 from trilha.retrieve.fusion_table import Fusion
-from trilha.retrieve.params import per_side_candidates
+from trilha.retrieve.plan import per_side_candidates
 from trilha.tune.candidates import POOL, Candidates, Floats
 
 
