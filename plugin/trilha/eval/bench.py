@@ -138,10 +138,7 @@ def bench_systems(
     only: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, float]]:
     """Latency summary and stage medians of every system (of those in ``only`` when given),
-    and the :data:`PAIRED` ratios; warm: the KG boost's data is in memory first, as in a
-    process that has boosted before."""
-    if ws.graph is not None:
-        ws.graph.booster.prepare()
+    and the :data:`PAIRED` ratios."""
     systems: dict[str, Any] = {}
     stages: dict[str, Any] = {}
     calls = bench_calls(ws, rerank, only)

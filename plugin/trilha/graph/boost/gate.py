@@ -18,7 +18,6 @@ from trilha.errors import TrilhaError
 from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.boost.score import BoostResult, BoostWeights, entity_keys
-from trilha.graph.boost.snapshot import SnapshotSlot
 from trilha.graph.stores.base import GraphStore, Row
 from trilha.graph.visibility import Visibility
 
@@ -46,8 +45,6 @@ class BoostGate:
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
-        #: the boost data in memory once a process boosts repeatedly (built on ``pool``)
-        self.snapshot = SnapshotSlot(store, self.pool, ttl_s, clock)
 
     def nothing_to_read(
         self,
@@ -65,17 +62,10 @@ class BoostGate:
         zeros = dict.fromkeys(unit_ids, 0.0)
         return BoostResult(scores=zeros, raw=dict(zeros))
 
-    def prepare(self) -> bool:
-        """Store the priors older chunks lack, then copy the boost data into memory now (a
-        warm-up); False when the graph is too big to copy or cannot be read."""
-        self._ensure_priors()
-        return self.snapshot.build() is not None
-
     def forget(self) -> None:
         """The graph was written: ask again whether it holds evidence and how many chunks."""
         self._evidence = {}
         self._corpus = {}
-        self.snapshot.forget()
 
     def corpus_size(self, principal: Principal | None = None) -> int | None:
         """Chunks ``principal`` (None: anonymous) sees in the graph, kept per principal scope
@@ -122,7 +112,7 @@ class BoostGate:
         except TrilhaError as e:
             logger.warning("could not store the KG prior of older chunks: %s", e)
             return
-        if filled or counted:  # written: what was read or copied before is stale
+        if filled or counted:  # written: what was read before is stale
             self.forget()
             logger.info(
                 "stored the KG prior of %d chunks and the chunk count of %d entities",

@@ -6,8 +6,7 @@
 :class:`~trilha.graph.boost.gate.BoostGate` says when there is nothing to read (no curated
 evidence the principal sees) and holds the thread pool; :mod:`trilha.graph.boost.score` reads
 and scores. A boost never raises for graph trouble (it returns zeros and a warning) and its
-result is not cached; once a process boosts repeatedly it is answered from an in-memory copy of
-the boost data (:mod:`trilha.graph.boost.snapshot`), dropped on every write.
+result is not cached.
 
 Entities "the query mentions" are the ones the ingest-time rule extractor finds in the query
 (acronyms, capitalised phrases, pt and en), matched against entity ids (normalised names) inside
@@ -84,7 +83,6 @@ from typing import Any
 from trilha.access import Principal
 from trilha.graph.boost.gate import BoostGate
 from trilha.graph.boost.score import BoostResult, compute_kg_boost, gated_ids
-from trilha.graph.boost.snapshot import snapshot_boost
 from trilha.graph.build.extract import entities_in_query
 from trilha.graph.log import RetrievalLog
 from trilha.graph.stores.base import GraphStore
@@ -131,48 +129,26 @@ class KGBooster:
         principal: Principal | None = None,
     ) -> BoostResult:
         """KG boost as ``principal`` sees the graph (None: anonymous) within ``timeout_s``
-        (never raises for graph trouble; no result is cached, but a warm process answers from
-        its in-memory copy of the graph); only ``relevant`` units are read and may score
-        (every unit when None). When the graph holds no curated evidence ``principal`` sees
-        (and entities alone do not count), every boost is 0 and the graph is not asked."""
+        (never raises for graph trouble; no result is cached); only ``relevant`` units are read
+        and may score (every unit when None). When the graph holds no curated evidence
+        ``principal`` sees (and entities alone do not count), every boost is 0 and the graph is
+        not asked."""
         nothing = self._gate.nothing_to_read(unit_ids, query_entities, principal)
         if nothing is not None:
             return nothing
         start = time.perf_counter()
-        result = self._from_snapshot(unit_ids, query_entities, relevant, principal)
-        if result is None:
-            result = compute_kg_boost(
-                self.store,
-                unit_ids,
-                query_entities,
-                self.timeout_s,
-                relevant=relevant,
-                executor=self._gate.pool,
-                corpus_size=self._gate.corpus_size(principal),
-                principal=principal,
-            )
+        result = compute_kg_boost(
+            self.store,
+            unit_ids,
+            query_entities,
+            self.timeout_s,
+            relevant=relevant,
+            executor=self._gate.pool,
+            corpus_size=self._gate.corpus_size(principal),
+            principal=principal,
+        )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
-
-    def prepare(self) -> bool:
-        """Build the in-memory copy of the boost data now, as a warm process has it
-        (:mod:`trilha.graph.boost.snapshot`); False when the graph is too big or unreadable."""
-        return self._gate.prepare()
-
-    def _from_snapshot(
-        self,
-        unit_ids: Sequence[str],
-        query_entities: Sequence[str],
-        relevant: Collection[str] | None,
-        principal: Principal | None,
-    ) -> BoostResult | None:
-        """The boost from the in-memory copy of the graph, or None while there is none."""
-        snapshot = self._gate.snapshot.get()
-        if snapshot is None:
-            return None
-        return snapshot_boost(
-            snapshot, unit_ids, query_entities, relevant=relevant, principal=principal
-        )
 
     def _log(
         self,

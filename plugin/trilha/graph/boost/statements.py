@@ -109,26 +109,3 @@ def kg_boost(with_entities: bool, vis: Visibility) -> str:
         f"WITH uid, prior, collect({{id: e.id, salience: m.salience, chunks: {vis.support('e')}}}) "
         "AS ents RETURN uid, prior, ents AS entities"
     )
-
-
-def mention_count() -> str:
-    """How many MENTIONS edges leave chunks (read)."""
-    return "MATCH (:Chunk)-[m:MENTIONS]->(:Entity) RETURN count(m) AS n"
-
-
-def snapshot_chunks(access_keys: tuple[str, ...]) -> str:
-    """Every chunk with its two priors, its Doc (one row per Doc; null when none) and the
-    ``access_keys`` of both as ``c_<key>`` and ``d_<key>`` (read; the boost's snapshot)."""
-    fields = ", ".join(f"{v}.{k} AS {v}_{k}" for v in ("c", "d") for k in access_keys)
-    return (
-        "MATCH (c:Chunk) OPTIONAL MATCH (c)-[:PART_OF]->(d:Doc) "
-        f"RETURN c.id AS id, c.kg_prior AS prior, c.kg_prior_own AS own, d.id AS doc, {fields}"
-    )
-
-
-def snapshot_mentions() -> str:
-    """Every mention of an entity by a chunk, with its salience (read; the boost's snapshot)."""
-    return (
-        "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) "
-        "RETURN c.id AS chunk, e.id AS entity, m.salience AS salience"
-    )
