@@ -7,7 +7,7 @@ Backends live in their own modules and import their drivers only when used:
 LlamaIndex ``PropertyGraphStore``).
 """
 
-from trilha.graph.boost.score import BoostResult, BoostWeights, acompute_kg_boost, compute_kg_boost
+from trilha.graph.boost.score import BoostResult, BoostWeights, compute_kg_boost
 from trilha.graph.build.extract import ExtractedEntity, RuleEntityExtractor
 from trilha.graph.build.llm_extract import LLMEntityExtractor
 from trilha.graph.build.records import EdgeRecord, NodeRecord, load_records
@@ -44,7 +44,6 @@ __all__ = [
     "SubgraphResult",
     "TopNResult",
     "WriteStats",
-    "acompute_kg_boost",
     "build_context",
     "compute_kg_boost",
     "load_records",

@@ -37,13 +37,11 @@ backend trouble. Invalid arguments (a negative timeout) still raise.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Executor, Future
-from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -236,59 +234,3 @@ def compute_kg_boost(
     except Exception as e:  # any backend failure degrades, by policy
         return _failed(f"graph unavailable ({type(e).__name__}: {e})")
     return scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
-
-
-async def acompute_kg_boost(
-    store: GraphStore | None,
-    unit_ids: Sequence[str],
-    query_entities: Sequence[str],
-    timeout_s: float = 2.0,
-    *,
-    weights: BoostWeights | None = None,
-    relevant: Collection[str] | None = None,
-    batch_size: int | None = None,
-    max_concurrency: int = 20,
-    semaphore: asyncio.Semaphore | None = None,
-    corpus_size: int | None = None,
-    principal: Principal | None = None,
-) -> BoostResult:
-    """Async boosts: one query per ``batch_size`` units (default: one for all), at most
-    ``max_concurrency`` in flight (or the shared ``semaphore``), all within ``timeout_s``.
-    Normalisation is over the whole set of units; ``relevant``, ``corpus_size`` and
-    ``principal`` as in :func:`compute_kg_boost`."""
-    _check_timeout(timeout_s)
-    if not unit_ids:
-        return BoostResult(scores={})
-    if store is None:
-        return _failed("no graph store configured")
-    ids = gated_ids(unit_ids, relevant)
-    if not ids:
-        return scored(unit_ids, [], weights or BoostWeights(), corpus_size)
-    size = batch_size or len(ids)
-    batches = [ids[i : i + size] for i in range(0, len(ids), size)]
-    read = partial(_rows, store, keys=entity_keys(query_entities), timeout_s=timeout_s)
-    gate = semaphore or asyncio.Semaphore(max_concurrency)
-    vis = Visibility.of(principal)
-    try:
-        parts = await asyncio.wait_for(_gathered(read, batches, gate, vis), timeout=timeout_s)
-    except TimeoutError:
-        return _failed(f"graph slower than {timeout_s}s")
-    except Exception as e:  # any backend failure degrades, by policy
-        return _failed(f"graph unavailable ({type(e).__name__}: {e})")
-    rows = [row for part in parts for row in part]
-    return scored(unit_ids, rows, weights or BoostWeights(), corpus_size)
-
-
-async def _gathered(
-    read: Callable[..., list[Row]],
-    batches: list[list[str]],
-    gate: asyncio.Semaphore,
-    vis: Visibility,
-) -> list[list[Row]]:
-    """``read`` of every batch on threads, at most as many at once as ``gate`` lets in."""
-
-    async def one(batch: list[str]) -> list[Row]:
-        async with gate:
-            return await asyncio.to_thread(read, batch, vis=vis)
-
-    return list(await asyncio.gather(*(one(b) for b in batches)))
