@@ -331,7 +331,6 @@ class TrilhaSettings(BaseSettings):
     kg_boost: bool = Field(
         True, description="Add the KG share to hybrid searches when the workspace has a graph."
     )
-    kg_boost_max_concurrency: int = Field(20, gt=0, description="Concurrent graph calls cap.")
     kg_entities_alone: bool = Field(False, description="Boost by query entities without evidence.")
     memory_in_graph: bool = Field(
         False,
