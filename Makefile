@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test lint typecheck pytest eval bench clean
+.PHONY: setup demo test check lint typecheck pytest eval bench clean
 
 setup: $(STAMP)
 
@@ -34,11 +34,20 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-# The coverage gate (>= 85% of the package's lines, pyproject's [tool.coverage]) is part of the run.
+# Both cores (pytest-xdist; a file's tests stay on one worker, so its module fixtures are built
+# once). The coverage gate (>= 85% of the package's lines, pyproject's [tool.coverage]) is part
+# of the run; the breadth sweeps (marked `sweep`) are left to `make check`.
+WORKERS ?= 2
+XDIST   := -n $(WORKERS) --dist loadfile
 pytest: setup
-	$(BIN)/pytest -q --cov --cov-report=term --durations=25
+	$(BIN)/pytest -q $(XDIST) -m "not sweep" --cov --cov-report=term --durations=25
 
 test: lint typecheck pytest
+
+# The breadth sweeps `make test` leaves out: 10,000 orchestrator bundles, a kill -9 at every step
+# of an ingest batch, 1,000 MCP calls, and the OpenAPI fuzz at TRILHA_FUZZ_EXAMPLES (60) examples.
+check: setup
+	$(BIN)/pytest -q $(XDIST) -m sweep --durations=10
 
 SCIFACT ?= ../shared/data/scifact
 CE ?= ../shared/models/ce-minilm-scifact

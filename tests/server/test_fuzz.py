@@ -3,7 +3,8 @@ operation — valid bodies and bodies made to break the schema — with a valid 
 tenant's key or none, the answer is never a 5xx and never a traceback, and it is what
 /openapi.json says it may be: a documented status, content type, headers and body.
 
-``TRILHA_FUZZ_EXAMPLES`` sets the examples per operation and mode (15 here; a one-off run with
+``make test`` makes :data:`QUICK` examples per operation and mode; ``make check`` (marked
+``sweep``) makes ``TRILHA_FUZZ_EXAMPLES`` (:data:`EXAMPLES`, 60 unless set; a one-off run with
 500 makes some 25,000 calls)."""
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from schemathesis import GenerationMode, checks
 
 from tests.server.conftest import KEYS, Service
 
-#: Examples generated per operation and mode.
-EXAMPLES = int(os.environ.get("TRILHA_FUZZ_EXAMPLES", "15"))
+#: Examples generated per operation and mode: in ``make test``, and in ``make check``.
+QUICK = 5
+EXAMPLES = int(os.environ.get("TRILHA_FUZZ_EXAMPLES", "60"))
 
 #: What each answer is checked for: no 5xx, and everything /openapi.json says of it.
 CHECKS = [
@@ -52,20 +54,21 @@ def test_every_operation_is_fuzzed(service: Service) -> None:
 #: to fuzz them with.
 NO_INPUT = {("GET", "/healthz"), ("GET", "/metrics")}
 CASES = [
-    pytest.param(method, path, mode, id=f"{method} {path} {mode.value}")
+    pytest.param(method, path, mode, n, id=f"{method} {path} {mode.value}{tag}", marks=marks)
     for method, path in OPERATIONS
     for mode in GenerationMode
     if mode is GenerationMode.POSITIVE or (method, path) not in NO_INPUT
+    for n, tag, marks in [(QUICK, "", []), (EXAMPLES, " sweep", [pytest.mark.sweep])]
 ]
 
 
-@pytest.mark.parametrize("method,path,mode", CASES)
+@pytest.mark.parametrize("method,path,mode,examples", CASES)
 def test_no_operation_answers_5xx(
-    service: Service, method: str, path: str, mode: GenerationMode
+    service: Service, method: str, path: str, mode: GenerationMode, examples: int
 ) -> None:
     operation = _operations(service)[(method, path)]
 
-    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(case=operation.as_strategy(mode))
     def check(case: Any) -> None:
         for headers in ({"X-API-Key": KEYS["maria"]}, {"X-API-Key": KEYS["gina"]}, {}):
