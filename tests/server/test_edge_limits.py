@@ -19,10 +19,10 @@ import uvicorn
 from starlette.types import Message, Receive, Scope, Send
 
 from trilha.access.principal import Principal
-from trilha.eval.served import free_port
 from trilha.server import Projects, ServiceConfig, create_app
 from trilha.server.app import MAX_BODY_BYTES
 from trilha.server.config import KeyEntry, ProjectEntry
+from trilha.testing.loopback import free_port
 from trilha.workspace import Workspace
 
 KEY = "edge-key-0123456789abcdef"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.server.conftest import wait_until_serving
 from trilha.cli.main import main
-from trilha.eval.served import free_port
+from trilha.testing.loopback import free_port
 from trilha.workspace import Workspace
 
 DOC = "---\nlang: en\n---\n# Incidents\n\nReport incidents to the SOC within one hour.\n"

@@ -16,8 +16,8 @@ import pytest
 from tests.conftest import make_docs
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.eval.served import free_port
 from trilha.settings import TrilhaSettings
+from trilha.testing.loopback import free_port
 from trilha.workspace import Workspace
 
 SERVICE = """

@@ -14,8 +14,8 @@ import pytest
 import uvicorn
 
 from tests.server.conftest import KEYS, Service
-from trilha.eval.served import free_port
 from trilha.server import create_app
+from trilha.testing.loopback import free_port
 
 CHROMIUM = shutil.which("chromium")
 ARTEFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artefacts"

@@ -18,11 +18,11 @@ from tests.server.conftest import wait_until_serving
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
-from trilha.eval.served import free_port
 from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
 from trilha.server import Projects, ServiceConfig
 from trilha.server.config import ProjectEntry
 from trilha.settings import TrilhaSettings
+from trilha.testing.loopback import free_port
 from trilha.testing.qdrant_server import QdrantTestServer
 from trilha.workspace import Workspace
 

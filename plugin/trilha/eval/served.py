@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,16 +15,10 @@ from pathlib import Path
 import httpx
 
 from trilha.errors import BackendUnavailableError
+from trilha.testing.loopback import free_port
 
 #: Seconds ``trilha serve`` may take to answer its first /healthz (models load at start).
 START_TIMEOUT_S = 180.0
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on now, on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import subprocess
 import sys
 import time
@@ -22,17 +21,11 @@ from typing import Any
 
 from trilha.errors import BackendUnavailableError, MissingDependencyError
 from trilha.graph.stores.process import terminate
+from trilha.testing.loopback import free_port
 
 logger = logging.getLogger(__name__)
 
 _CHILD = Path(__file__).with_name("_arcadedb_child.py")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -1,12 +1,21 @@
 """The part the test servers share: an HTTP server on 127.0.0.1 in a daemon thread, started and
-stopped by a ``with`` block, on a free port unless one is named."""
+stopped by a ``with`` block, on a free port unless one is named; and :func:`free_port`, for the
+servers started in a process of their own."""
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on now, on ``host``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
 
 
 class JsonHandler(BaseHTTPRequestHandler):
