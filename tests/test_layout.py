@@ -26,12 +26,7 @@ PACKAGE = ROOT / "plugin" / "trilha"
 
 #: Cycles that exist today; each is a set of module names, with who breaks it. Remove an entry
 #: once its cycle is broken (the test fails on an entry that no longer matches a cycle).
-KNOWN_CYCLES: list[frozenset[str]] = [
-    # TYPES breaks it (issue 33, item 3)
-    frozenset(
-        {"trilha.memory.graph", "trilha.memory.jobs", "trilha.memory.stats", "trilha.memory.store"}
-    ),
-]
+KNOWN_CYCLES: list[frozenset[str]] = []
 
 #: The modules users import names from; those names must be in the module's ``__all__``.
 PUBLIC = ("trilha", "trilha.llamaindex")

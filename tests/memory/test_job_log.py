@@ -18,8 +18,7 @@ from pydantic import ValidationError
 
 from tests.memory.conftest import T0
 from tests.memory.jobs_helpers import PLAN, job
-from trilha.memory.jobs import JobLog
-from trilha.memory.stats import RecurringPattern, nearest_rank, pattern_key
+from trilha.memory.jobs import JobLog, RecurringPattern, nearest_rank, pattern_key
 from trilha.memory.store import MEMORY_FILE, MemoryStore
 
 

@@ -14,7 +14,7 @@ from trilha.cli.options import add_workspace_options, say, settings_of
 from trilha.errors import BadRequestError
 
 if TYPE_CHECKING:
-    from trilha.memory.stats import JobStats
+    from trilha.memory.jobs import JobStats
 
 
 def add_parser(sub: Any) -> None:
@@ -47,7 +47,7 @@ def parse_since(text: str | None) -> datetime | None:
 
 
 def stats_lines(stats: JobStats, since: datetime | None) -> list[str]:
-    """The human-readable report of a :class:`~trilha.memory.stats.JobStats`."""
+    """The human-readable report of a :class:`~trilha.memory.jobs.JobStats`."""
     failed = sum(stats.errors_by_strategy.values())
     window = f" since {since.isoformat()}" if since else ""
     lines = [
@@ -74,8 +74,7 @@ def stats_lines(stats: JobStats, since: datetime | None) -> list[str]:
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Print the job log's statistics; an empty or missing log says so (on stderr with
     ``--json``, which still prints the empty statistics), exit 0."""
-    from trilha.memory.jobs import JobLog
-    from trilha.memory.stats import job_stats
+    from trilha.memory.jobs import JobLog, job_stats
     from trilha.memory.store import MEMORY_FILE
 
     since = parse_since(args.since)

@@ -8,8 +8,7 @@ be mirrored into the graph (:class:`GraphMemoryMirror`, :class:`JobGraphWriter`)
 
 from trilha.memory.context import RecentContext
 from trilha.memory.graph import GraphMemoryMirror, JobGraphWriter
-from trilha.memory.jobs import JobLog, RetrievalJob
-from trilha.memory.stats import JobStats, RecurringPattern
+from trilha.memory.jobs import JobLog, JobStats, RecurringPattern, RetrievalJob
 from trilha.memory.store import MEMORY_FILE, MemoryStore
 from trilha.memory.turns import Turn
 

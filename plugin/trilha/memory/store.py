@@ -5,8 +5,9 @@ next to the retrieval job log (:class:`~trilha.memory.jobs.JobLog`). The connect
 WAL journaling and the ``meta`` table are :class:`~trilha.index.sqlite_store.SQLiteStore`'s; the
 schema version is kept in ``meta`` under ``turns_schema``.
 
-With a :class:`~trilha.memory.graph.GraphMemoryMirror`, every turn written is also written to
-the graph as a private ``:Memory`` node (a failure there is logged, the turn stays in SQLite).
+With a :class:`TurnMirror` (:class:`~trilha.memory.graph.GraphMemoryMirror`), every turn
+written is also written to the graph as a private ``:Memory`` node (a failure there is logged,
+the turn stays in SQLite).
 
 Turns are personal: every read takes the ``user_id`` whose turns it returns, and there is no
 read without one. What another user said never comes back, whatever the conversation or project
@@ -20,15 +21,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from trilha.errors import BadRequestError, WorkspaceError
 from trilha.index.sqlite_store import SQLiteStore
 from trilha.memory.context import RecentContext, pack
 from trilha.memory.turns import Clock, Turn, check_name, make_turn, read_turns, stamp, utc_now
-
-if TYPE_CHECKING:
-    from trilha.memory.graph import GraphMemoryMirror
 
 #: The memory database's file name inside a workspace.
 MEMORY_FILE = "memory.sqlite"
@@ -91,11 +89,19 @@ def _turn(row: Sequence[Any]) -> Turn:
     return Turn.model_validate(dict(zip(keys, row, strict=True)))
 
 
+class TurnMirror(Protocol):
+    """Where new turns are copied too (:class:`~trilha.memory.graph.GraphMemoryMirror`)."""
+
+    def write(self, turns: Sequence[Turn]) -> str | None:
+        """Copy ``turns``; None, or the warning of a copy that failed (logged by the mirror)."""
+        ...
+
+
 class MemoryStore(SQLiteStore):
     """Conversation turns in the SQLite file at ``path``; ``clock`` stamps new turns."""
 
     def __init__(
-        self, path: Path, *, clock: Clock = utc_now, mirror: GraphMemoryMirror | None = None
+        self, path: Path, *, clock: Clock = utc_now, mirror: TurnMirror | None = None
     ) -> None:
         with opening(Path(path)):
             super().__init__(Path(path), _SCHEMA)
@@ -105,7 +111,7 @@ class MemoryStore(SQLiteStore):
 
     @classmethod
     def in_workspace(
-        cls, folder: Path, *, clock: Clock = utc_now, mirror: GraphMemoryMirror | None = None
+        cls, folder: Path, *, clock: Clock = utc_now, mirror: TurnMirror | None = None
     ) -> MemoryStore:
         """The store of the workspace at ``folder`` (created with the folder if missing)."""
         Path(folder).mkdir(parents=True, exist_ok=True)

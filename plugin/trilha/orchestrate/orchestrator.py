@@ -16,14 +16,14 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE, load_principals
 from trilha.errors import BadRequestError, WorkspaceError
-from trilha.memory import GraphMemoryMirror, JobLog, MemoryStore
+from trilha.memory import MEMORY_FILE, GraphMemoryMirror, JobLog, MemoryStore
+from trilha.memory.turns import Clock, utc_now
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle, StepTrace
@@ -37,8 +37,6 @@ from trilha.orchestrate.request import RetrievalRequest
 from trilha.orchestrate.sources import Ask, Found, conversation, documents, past_jobs, timed
 from trilha.workspace import Workspace
 
-Clock = Callable[[], datetime]
-MEMORY_FILE = "memory.sqlite"
 #: Threads reading a plan's sources at once (a plan has at most six).
 SOURCE_THREADS = 6
 
@@ -69,7 +67,7 @@ class Orchestrator:
         self._principals = principals
         self._loaded: tuple[tuple[int, int], dict[str, Principal]] | None = None
         self._directory_lock = threading.Lock()
-        self._clock = clock or (lambda: datetime.now(UTC))
+        self._clock = clock or utc_now
         self._caches = GraphCaches.of(workspace.graph)
         self._pool = ThreadPoolExecutor(SOURCE_THREADS, thread_name_prefix="trilha-sources")
 

@@ -19,7 +19,7 @@ from trilha.access.principal import Principal
 from trilha.answer import Answer, aask
 from trilha.errors import ConfigurationError
 from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
-from trilha.memory.stats import JobStats
+from trilha.memory.jobs import JobStats
 from trilha.orchestrate import ContextBundle, RetrievalRequest
 from trilha.retrieve.dual import DualResult, dual_search
 from trilha.retrieve.features import FeatureResult, feature_search
