@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 import threading
 import time
@@ -14,7 +13,6 @@ from trilha.graph.boost import statements as cypher
 from trilha.graph.boost.prior import backfill_entity_counts
 from trilha.graph.boost.score import (
     BoostWeights,
-    acompute_kg_boost,
     compute_kg_boost,
     entity_part,
     evidence_prior,
@@ -198,22 +196,13 @@ def test_only_relevant_units_are_read_and_boosted(evidence: GraphStore) -> None:
     assert probe.calls == 1  # nothing relevant: no query at all
 
 
-async def test_async_boost_is_gated_too(evidence: GraphStore) -> None:
-    result = await acompute_kg_boost(
+def test_the_prior_alone_is_gated_too(evidence: GraphStore) -> None:
+    result = compute_kg_boost(
         evidence, UNITS, [], timeout_s=5.0, relevant={"stj/resp-1#0", "guide/graphrag#0"}
     )
     assert result.raw == pytest.approx(
         {"stj/resp-1#0": 4.0, "stj/resp-2#0": 0.0, "guide/graphrag#0": 0.0, "missing#0": 0.0}
     )
-
-
-async def test_async_boost_matches_and_respects_the_cap(evidence: GraphStore) -> None:
-    probe = ConcurrencyProbe(evidence)
-    result = await acompute_kg_boost(
-        probe, UNITS, ["stj"], timeout_s=10.0, batch_size=1, max_concurrency=2
-    )
-    assert result.scores == pytest.approx(EXPECTED)
-    assert probe.calls == 4 and probe.peak <= 2
 
 
 def test_boost_with_the_store_stopped(store: GraphStore) -> None:
@@ -243,12 +232,6 @@ def test_boost_too_slow(evidence: GraphStore) -> None:
     result = compute_kg_boost(slow, UNITS, ["stj"], timeout_s=0.1)
     assert time.perf_counter() - start < 0.9
     assert result.scores == {} and result.warning == "kg boost skipped: graph slower than 0.1s"
-
-
-async def test_async_boost_too_slow(evidence: GraphStore) -> None:
-    slow = ConcurrencyProbe(evidence, delay_s=1.0)
-    result = await acompute_kg_boost(slow, UNITS, ["stj"], timeout_s=0.1)
-    assert result.scores == {} and "slower" in (result.warning or "")
 
 
 def test_boost_without_store_or_units() -> None:
@@ -291,4 +274,3 @@ class ConcurrencyProbe:
 
 def test_probe_is_a_store(store: GraphStore) -> None:
     assert isinstance(ConcurrencyProbe(store), GraphStore)
-    assert asyncio.iscoroutinefunction(acompute_kg_boost)
