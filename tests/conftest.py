@@ -1,4 +1,9 @@
-"""Shared fixtures: the real packaged encoder (loaded once) and small real workspaces."""
+"""Shared fixtures: the real packaged encoder (loaded once) and small real workspaces.
+
+Every workspace of the session, in this process and in the ``trilha`` processes tests start,
+shares one model cache (``TRILHA_MODEL_CACHE``): ``build/test-models`` in the repository, so a
+model is exported once per clone, not once per workspace or per session.
+"""
 
 from __future__ import annotations
 
@@ -16,16 +21,21 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The model cache of every workspace the tests open (exports are keyed by the model's files, so
+# one kept between sessions is never stale).
+os.environ["TRILHA_MODEL_CACHE"] = str(Path(__file__).parents[1].resolve() / "build/test-models")
 
 from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE
-from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.encode.onnx_export import export_key
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder, resolve_model_path
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.ingest.loaders import SourceDocument, load_path
-from trilha.settings import TrilhaSettings
+from trilha.settings import PACKAGED_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
 
+MODEL_CACHE = Path(os.environ["TRILHA_MODEL_CACHE"])
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLES = Path(str(files("trilha.samples") / "corpus"))
 #: The sample organisation's files: corpus, graph records, principals, conversation turns.
@@ -57,9 +67,14 @@ def random_dense(
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> SentenceTransformerEmbedder:
-    """The packaged all-MiniLM-L6-v2 on ONNX, exported once per test session."""
-    return SentenceTransformerEmbedder(cache_dir=tmp_path_factory.mktemp("models"))
+def embedder() -> SentenceTransformerEmbedder:
+    """The packaged all-MiniLM-L6-v2 on ONNX, exported once into :data:`MODEL_CACHE`."""
+    return SentenceTransformerEmbedder()
+
+
+def packaged_export() -> Path:
+    """The packaged encoder's exported folder in :data:`MODEL_CACHE` (after a first encode)."""
+    return MODEL_CACHE / f"encoder-{export_key(resolve_model_path(PACKAGED_MODEL))}"
 
 
 def make_docs() -> list[SourceDocument]:
@@ -151,6 +166,25 @@ def sample_ws(
         tmp_path_factory.mktemp("sample") / "ws", TrilhaSettings(), embedder=embedder, create=True
     )
     ws.ingest(load_path(SAMPLES))
+    yield ws
+    ws.close()
+
+
+def open_legal(folder: Path, embedder: SentenceTransformerEmbedder) -> Workspace:
+    """A new workspace at ``folder`` holding the sample corpus and its curated graph records
+    (the legal decisions' Criterios, Fatos and Provas) on embedded FalkorDB."""
+    ws = Workspace.open(folder, TrilhaSettings(), embedder=embedder, create=True)
+    ws.ingest(load_path(SAMPLES))
+    assert ws.ingest_records(ORG / "graph" / "records.jsonl") == 74
+    return ws
+
+
+@pytest.fixture(scope="session")
+def legal_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """:func:`open_legal`, built once per session: read-only (a test that writes opens its own)."""
+    ws = open_legal(tmp_path_factory.mktemp("legal") / "ws", embedder)
     yield ws
     ws.close()
 

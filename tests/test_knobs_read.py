@@ -38,13 +38,12 @@ MODELS: list[type[BaseModel]] = [
     ProjectEntry,
     KeyEntry,
 ]
-#: Known and left for their owners: ``model_cache`` is being wired (SPEED-A: the shared model
-#: cache); seed 004's ``require_rbac`` cannot be honoured when false (the caller's visibility
-#: applies to every walk, graph/read/profile_walk.py); ``default_profile`` is read only by the
-#: public ``ProfileSet.profile_for``, while the orchestrator's plan falls back to the depth
-#: plan's profile (orchestrate/plan.py) — wire one or retire the other.
+#: Known and left for their owners: seed 004's ``require_rbac`` cannot be honoured when false
+#: (the caller's visibility applies to every walk, graph/read/profile_walk.py);
+#: ``default_profile`` is read only by the public ``ProfileSet.profile_for``, while the
+#: orchestrator's plan falls back to the depth plan's profile (orchestrate/plan.py) — wire one
+#: or retire the other.
 NOT_YET_READ = {
-    (TrilhaSettings, "model_cache"),
     (QueryProfile, "require_rbac"),
     (ProfileSet, "default_profile"),
 }

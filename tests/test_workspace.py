@@ -74,7 +74,7 @@ def test_reopen_does_not_reencode(tmp_path: Path, embedder: SentenceTransformerE
         def encode_documents(self, texts, show_progress=False):  # type: ignore[no-untyped-def]
             raise AssertionError("re-encoded on reopen")
 
-    again = NoEncode(cache_dir=tmp_path / "m")
+    again = NoEncode()  # a new encoder of the same model (its export is the shared one)
     with Workspace.open(tmp_path / "w", TrilhaSettings(), embedder=again, create=True) as ws:
         assert len(ws) == 8
         assert ws.ingest(make_docs()).docs_unchanged == 8

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import make_docs
+from tests.conftest import make_docs, packaged_export
 from trilha.encode.onnx_encoder import OnnxSentenceEncoder, pool, pooling_mode, supports
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.settings import TrilhaSettings
@@ -30,7 +29,7 @@ TEXTS = [
 
 def _exported(embedder: SentenceTransformerEmbedder) -> Path:
     embedder.encode_queries(["warm up"])
-    return next(embedder._cache_dir.glob("encoder-*"))
+    return packaged_export()
 
 
 def test_pool_table() -> None:
@@ -96,8 +95,7 @@ def test_cli_query_with_onnx_loads_no_torch(
         root, TrilhaSettings(graph_backend="none"), embedder=embedder, create=True
     ) as ws:
         ws.ingest(make_docs())
-    folder = _exported(embedder)
-    shutil.copytree(folder, root / "models" / folder.name)  # the export `ingest` would leave
+    _exported(embedder)  # in the model cache the process started below shares
     script = (
         "import sys\n"
         "from trilha.cli.main import main\n"

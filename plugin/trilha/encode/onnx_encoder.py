@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from trilha.encode.onnx_folder import ONNX_FILE, OnnxTextModel, max_length, module_kinds, read_json
+from trilha.encode.onnx_folder import ONNX_FILE, max_length, module_kinds, read_json, shared_model
 
 PoolingMode = Literal["mean", "cls", "max"]
 _MODULES = ("Transformer", "Pooling", "Normalize")
@@ -76,7 +76,7 @@ class OnnxSentenceEncoder:
         if mode is None:
             raise ValueError(f"{folder}: pooling is not mean, cls or max; check supports() first")
         self.mode: PoolingMode = mode
-        self.model = OnnxTextModel(folder, file_name, max_length(folder))
+        self.model = shared_model(folder, file_name, max_length(folder))
         out_dim = self.model.session.get_outputs()[0].shape[-1]
         pooling = read_json(folder / "1_Pooling", "config.json")
         dim = out_dim if isinstance(out_dim, int) else pooling.get("embedding_dimension")

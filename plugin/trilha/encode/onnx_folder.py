@@ -2,12 +2,14 @@
 
 Importing sentence-transformers pulls torch and transformers, seconds per process; running an
 already exported model needs neither. The encoder and the cross-encoder runners share what is
-here: the folder's JSON files, its module list, the tokenizer and the inference session.
+here: the folder's JSON files, its module list, the tokenizer and the inference session, loaded
+once per process (:func:`shared_model`) however many workspaces run it.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -111,3 +113,25 @@ class OnnxTextModel:
             shorter.enable_truncation(max_length=token_limit)
             self._shorter[token_limit] = shorter
         return shorter
+
+
+#: The models this process loaded, by model file (path, size, time) and token limit.
+_LOADED: dict[tuple[str, int, int, int], OnnxTextModel] = {}
+_LOADING = threading.Lock()
+
+
+def shared_model(folder: Path, file_name: str, token_limit: int) -> OnnxTextModel:
+    """The model in ``folder/file_name`` cut at ``token_limit``, loaded once per process and
+    shared by every encoder and reranker that runs it (every workspace open in the process);
+    loaded again when the file was written again."""
+    path = folder / file_name
+    try:
+        stat = path.stat()
+    except OSError:
+        return OnnxTextModel(folder, file_name, token_limit)  # says what is missing
+    key = (str(path.resolve()), token_limit, stat.st_size, stat.st_mtime_ns)
+    with _LOADING:
+        model = _LOADED.get(key)
+        if model is None:
+            model = _LOADED[key] = OnnxTextModel(folder, file_name, token_limit)
+    return model

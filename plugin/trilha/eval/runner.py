@@ -22,12 +22,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from trilha.encode.onnx_export import model_cache
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
 from trilha.eval.systems import Ranking, ScoreCache, Selection, System, build_systems
 from trilha.rerank.cross_encoder import Backend, Precision, resolve_backend
 from trilha.settings import TrilhaSettings, uncached
 from trilha.workspace import Workspace
+from trilha.workspace.compose import older_models
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +102,8 @@ def open_score_cache(ws: Workspace, options: RerankOptions) -> ScoreCache:
         max_length=options.max_length,
         backend=options.backend,
         precision=options.precision,
-        cache_dir=ws.path / "models",
+        cache_dir=model_cache(ws.settings.model_cache),
+        older_cache=older_models(ws.path),
     )
     return ScoreCache(ws.path / "rerank-scores.sqlite", reranker, options.cache_key())
 

@@ -1,7 +1,8 @@
 """Local cross-encoder rerank over sentence-transformers.
 
 Backends: ``torch`` (fp32, or bf16 autocast on CPU) and ``onnx`` (fp32, or int8 dynamic
-quantisation), exported locally and offline into ``cache_dir`` on first use, then run on ONNX
+quantisation), exported locally and offline into ``cache_dir`` (the model cache every workspace
+shares, :mod:`trilha.encode.onnx_export`) on first use, then run on ONNX
 Runtime and tokenizers without importing torch. The defaults, ``backend="auto"`` and
 ``precision="auto"``, take the fastest way with an ordering close to fp32's
 (:func:`resolve_backend`): torch bf16 on a CPU with native bf16 (AVX512-BF16 or AMX; ~2.5×
@@ -14,7 +15,6 @@ for 40 answer windows on 2 AVX2 cores; top-12 overlap with fp32 0.90). Explicit 
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import sys
 import threading
@@ -23,13 +23,20 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
-from trilha.encode.onnx_export import quiet_export_warnings, save_atomically
+from trilha.encode.onnx_export import (
+    export_key,
+    export_once,
+    model_cache,
+    older_key,
+    quiet_export_warnings,
+)
 from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import ConfigurationError, MissingDependencyError, ModelLoadError
 from trilha.ingest.chunking import index_text
 from trilha.rerank import onnx_cross_encoder
 from trilha.rerank.base import apply_scores
 from trilha.rerank.onnx_cross_encoder import OnnxCrossEncoder
+from trilha.settings import TrilhaSettings
 from trilha.types import Hit
 
 log = logging.getLogger(__name__)
@@ -50,40 +57,35 @@ def _exported_file(folder: Path, precision: str) -> str | None:
 
 
 def _export(model: str, folder: Path, precision: str) -> None:
-    """Export the model to ONNX, and to int8 when asked (once; imports torch and optimum)."""
+    """Export the model to ONNX into ``folder``, and to int8 there when asked (imports torch
+    and optimum)."""
     try:
         from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
     except ImportError as e:
         raise MissingDependencyError("optimum[onnxruntime]", purpose="the ONNX reranker") from e
-    if not (folder / ONNX_FILE).exists():
-        with quiet_export_warnings():
-            ce = CrossEncoder(model, backend="onnx")
-        save_atomically(ce, folder)
-    if precision == "int8":
-        ce = CrossEncoder(str(folder), backend="onnx", model_kwargs={"file_name": ONNX_FILE})
-        export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
+    with quiet_export_warnings():
+        CrossEncoder(model, backend="onnx").save_pretrained(str(folder))
+        if precision == "int8":
+            ce = CrossEncoder(str(folder), backend="onnx", model_kwargs={"file_name": ONNX_FILE})
+            export_dynamic_quantized_onnx_model(ce, "avx2", str(folder))
 
 
-def _export_key(model: str) -> str:
-    """The export cache's key for ``model``: its path, and for a local folder its weight files'
-    sizes and times, so a folder written again (``trilha distil`` into the same ``--out``) is
-    exported again instead of served from a stale export."""
-    path = Path(model).expanduser().resolve()
-    weights = (
-        sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin")) if path.is_dir() else []
+def _onnx_folder(
+    model: str, cache_dir: Path, precision: str, older_cache: Path | None = None
+) -> tuple[Path, str]:
+    """The model exported to ONNX (and int8) in the model cache, exported once, or the export
+    an older trilha left in the workspace's ``older_cache``; returns (folder, file name)."""
+    key = export_key(model)
+    folder = cache_dir / (f"ce-{key}-int8" if precision == "int8" else f"ce-{key}")
+    older = older_cache and older_cache / f"ce-{older_key(model, weights=True)}"
+    if _exported_file(folder, precision) is None and older and _exported_file(older, precision):
+        folder = older
+    export_once(
+        folder,
+        lambda f: _exported_file(f, precision) is not None,
+        lambda f: _export(model, f, precision),
     )
-    stamps = [f"{w.name}:{w.stat().st_size}:{w.stat().st_mtime_ns}" for w in weights]
-    return hashlib.sha1("|".join([str(path), *stamps]).encode()).hexdigest()[:12]
-
-
-def _onnx_folder(model: str, cache_dir: Path, precision: str) -> tuple[Path, str]:
-    """The model exported to ONNX (and int8) in a writable cache, exported on first use;
-    returns (folder, file name)."""
-    folder = cache_dir / f"ce-{_export_key(model)}"
     file_name = _exported_file(folder, precision)
-    if file_name is None:
-        _export(model, folder, precision)
-        file_name = _exported_file(folder, precision)
     if file_name is None:
         raise ModelLoadError(f"int8 export of {model} wrote no model_*int8_avx2.onnx in {folder}")
     return folder, file_name
@@ -171,6 +173,7 @@ class CrossEncoderReranker:
         blend: float = 0.0,
         cache_dir: Path | None = None,
         device: str | None = None,
+        older_cache: Path | None = None,
     ) -> None:
         if backend == "torch" and precision == "int8":
             raise ConfigurationError("int8 needs backend='onnx'; torch supports fp32 or bf16")
@@ -184,7 +187,8 @@ class CrossEncoderReranker:
         self.batch_size = batch_size or default_batch(self.precision, _gpu(device))
         self.max_length = max_length
         self.blend = blend
-        self.cache_dir = cache_dir or Path.home() / ".cache" / "trilha"
+        self.cache_dir = cache_dir or model_cache(TrilhaSettings().model_cache)
+        self.older_cache = older_cache
         self.device = device
         self._model: Any = None
         self._lock = threading.Lock()
@@ -216,7 +220,9 @@ class CrossEncoderReranker:
     def _load_model(self) -> Any:
         try:
             if self.backend == "onnx":
-                folder, file_name = _onnx_folder(self.model_name, self.cache_dir, self.precision)
+                folder, file_name = _onnx_folder(
+                    self.model_name, self.cache_dir, self.precision, self.older_cache
+                )
                 if onnx_cross_encoder.supports(folder, file_name):
                     return OnnxCrossEncoder(folder, file_name, self.max_length)
                 from sentence_transformers import CrossEncoder

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from trilha.encode.onnx_folder import OnnxTextModel, module_kinds, read_json
+from trilha.encode.onnx_folder import module_kinds, read_json, shared_model
 
 Activation = Literal["sigmoid", "identity"]
 _ACTIVATIONS: dict[str, Activation] = {"Sigmoid": "sigmoid", "Identity": "identity"}
@@ -57,7 +57,7 @@ class OnnxCrossEncoder:
         )
         limit = self.max_position_embeddings
         token_limit = min(max_length, limit) if isinstance(limit, int) else max_length
-        self.model = OnnxTextModel(folder, file_name, token_limit)
+        self.model = shared_model(folder, file_name, token_limit)
 
     def predict(
         self,

