@@ -44,10 +44,13 @@ def zh_docs() -> list[SourceDocument]:
     ]
 
 
-@pytest.fixture()
-def mixed_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    """The eight en/pt documents of the suite plus the three Chinese ones."""
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
+@pytest.fixture(scope="module")
+def mixed_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """The eight en/pt documents of the suite plus the three Chinese ones (read-only)."""
+    folder = tmp_path_factory.mktemp("mixed") / "ws"
+    ws = Workspace.open(folder, TrilhaSettings(), embedder=embedder, create=True)
     ws.ingest([*make_docs(), *zh_docs()])
     yield ws
     ws.close()

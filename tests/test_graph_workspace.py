@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import READER, SAMPLES, make_docs
+from tests.conftest import READER, SAMPLES, make_docs, open_legal
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
@@ -26,10 +26,9 @@ DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 
 
 @pytest.fixture()
-def legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
-    ws.ingest(load_path(SAMPLES))
-    assert ws.ingest_records(RECORDS) == 74
+def own_legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
+    """The session's ``legal_ws`` (tests/conftest.py) built again, for a test that writes."""
+    ws = open_legal(tmp_path / "ws", embedder)
     yield ws
     ws.close()
 
@@ -57,10 +56,10 @@ def test_kg_boost_lifts_the_decision_with_criteria(legal_ws: Workspace) -> None:
     assert boosted.trace.stage("kg") is not None and not boosted.trace.warnings
 
 
-def test_graph_down_mid_run_answers_unboosted_with_a_warning(legal_ws: Workspace) -> None:
-    assert legal_ws.graph is not None
-    legal_ws.graph.store.close()  # the embedded server stops
-    result = legal_ws.search("prazo prescricional", top_k=3, kg=True, principal=READER)
+def test_graph_down_mid_run_answers_unboosted_with_a_warning(own_legal_ws: Workspace) -> None:
+    assert own_legal_ws.graph is not None
+    own_legal_ws.graph.store.close()  # the embedded server stops
+    result = own_legal_ws.search("prazo prescricional", top_k=3, kg=True, principal=READER)
     assert len(result.hits) == 3
     assert all(h.scores.kg is None for h in result.hits)
     assert any("kg boost skipped" in w for w in result.trace.warnings)
@@ -106,12 +105,12 @@ def test_a_graph_without_evidence_changes_no_score_under_either_merge(
             ], merge
 
 
-def test_delete_removes_the_document_from_the_graph(legal_ws: Workspace) -> None:
-    assert legal_ws.graph is not None
+def test_delete_removes_the_document_from_the_graph(own_legal_ws: Workspace) -> None:
+    assert own_legal_ws.graph is not None
     count = "MATCH (c:Chunk {doc_id: $d}) RETURN count(c) AS n"
-    assert legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] > 0
-    legal_ws.delete("hr/employee-onboarding")
-    assert legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] == 0
+    assert own_legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] > 0
+    own_legal_ws.delete("hr/employee-onboarding")
+    assert own_legal_ws.graph.store.run(count, {"d": "hr/employee-onboarding"})[0]["n"] == 0
 
 
 def test_kg_postprocessor_reorders_and_keeps_kg_scores(legal_ws: Workspace) -> None:
@@ -229,10 +228,10 @@ def test_curated_evidence_does_not_lift_unrelated_documents(legal_ws: Workspace)
 
 
 def test_ingest_records_refuses_phantoms_and_writes_nothing(
-    legal_ws: Workspace, tmp_path: Path
+    own_legal_ws: Workspace, tmp_path: Path
 ) -> None:
-    assert legal_ws.graph is not None
-    docs, chunks = legal_ws.graph.doc_ids(), legal_ws.graph.chunk_ids()
+    assert own_legal_ws.graph is not None
+    docs, chunks = own_legal_ws.graph.doc_ids(), own_legal_ws.graph.chunk_ids()
     bad = tmp_path / "bad.jsonl"
     bad.write_text(
         '{"kind":"node","label":"Criterio","id":"Novo critério"}\n'
@@ -242,10 +241,10 @@ def test_ingest_records_refuses_phantoms_and_writes_nothing(
         f'{{"kind":"edge","type":"HAS_PROVA","source":"Chunk:{DEBT}#99","target":"Prova:p"}}\n'
     )
     with pytest.raises(BadRequestError, match="line 3: source Doc:juridico/nao-existe") as err:
-        legal_ws.ingest_records(bad)
+        own_legal_ws.ingest_records(bad)
     assert f"line 4: source Chunk:{DEBT}#99 is not a unit" in str(err.value)
-    assert (legal_ws.graph.doc_ids(), legal_ws.graph.chunk_ids()) == (docs, chunks)
-    assert not legal_ws.graph.store.run("MATCH (c:Criterio {id: 'novo critério'}) RETURN c.id")
+    assert (own_legal_ws.graph.doc_ids(), own_legal_ws.graph.chunk_ids()) == (docs, chunks)
+    assert not own_legal_ws.graph.store.run("MATCH (c:Criterio {id: 'novo critério'}) RETURN c.id")
 
 
 def _evidence_edges(ws: Workspace, doc_id: str) -> int:
@@ -259,19 +258,21 @@ def _evidence_edges(ws: Workspace, doc_id: str) -> int:
 
 
 def test_editing_a_document_keeps_its_curated_graph_evidence(
-    legal_ws: Workspace, tmp_path: Path
+    own_legal_ws: Workspace, tmp_path: Path
 ) -> None:
-    (debt,) = [d for d in legal_ws.load(SAMPLES) if getattr(d, "doc_id", None) == DEBT]
+    (debt,) = [d for d in own_legal_ws.load(SAMPLES) if getattr(d, "doc_id", None) == DEBT]
     assert isinstance(debt, SourceDocument)
-    before = _evidence_edges(legal_ws, DEBT)
+    before = _evidence_edges(own_legal_ws, DEBT)
     assert before == 4
     edited = debt.model_copy(update={"text": debt.text + "\n\nNota do editor: revisado."})
-    report = legal_ws.ingest([edited])
+    report = own_legal_ws.ingest([edited])
     assert report.docs_updated == 1 and not report.errors
-    assert _evidence_edges(legal_ws, DEBT) == before
-    hits = legal_ws.search("prazo prescricional cobrança dívida", top_k=5, principal=READER).hits
+    assert _evidence_edges(own_legal_ws, DEBT) == before
+    hits = own_legal_ws.search(
+        "prazo prescricional cobrança dívida", top_k=5, principal=READER
+    ).hits
     assert any(h.unit.doc_id == DEBT and (h.scores.kg or 0) > 0 for h in hits)
-    assert legal_ws.check().consistent
+    assert own_legal_ws.check().consistent
 
 
 def test_graph_orphans_are_removed_when_the_workspace_opens(

@@ -20,8 +20,10 @@ DOCS = {
 }
 
 
-@pytest.fixture()
-def cli_ws(tmp_path: Path) -> str:
+@pytest.fixture(scope="module")
+def cli_ws(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A workspace of :data:`DOCS` ingested by the CLI (read-only)."""
+    tmp_path = tmp_path_factory.mktemp("cli")
     docs = tmp_path / "docs"
     docs.mkdir()
     for name, text in DOCS.items():

@@ -4,39 +4,18 @@ is ``trilha_kg``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from importlib.resources import files
-from pathlib import Path
-
 import pytest
 from llama_index.core import VectorStoreIndex
 from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.retrievers.bm25 import BM25Retriever
 
-from tests.conftest import READER, SAMPLES
-from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.ingest.loaders import load_path
+from tests.conftest import READER
 from trilha.llamaindex import KnowledgeGraphBoost
-from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
-RECORDS = Path(str(files("trilha.samples") / "graph" / "records.jsonl"))
 DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 QUERY = "quanto tempo tenho para cobrar"
-
-
-@pytest.fixture(scope="module")
-def legal_ws(
-    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
-) -> Iterator[Workspace]:
-    """The sample corpus with its curated graph (read-only here)."""
-    folder = tmp_path_factory.mktemp("kg-foreign") / "ws"
-    ws = Workspace.open(folder, TrilhaSettings(), embedder=embedder, create=True)
-    ws.ingest(load_path(SAMPLES))
-    ws.ingest_records(RECORDS)
-    yield ws
-    ws.close()
 
 
 def plain_nodes(ws: Workspace) -> list[TextNode]:
