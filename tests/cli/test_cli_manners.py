@@ -131,15 +131,16 @@ def test_json_flag_only_where_it_changes_the_output(
     assert ("--json" in capsys.readouterr().out) is has_json
 
 
-def test_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+def test_a_closed_pipe_exits_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(40):
         (docs / f"d{i}.md").write_text(f"# Doc {i}\n\n" + "VPN access rule. " * 300)
     env = {**os.environ, "TRILHA_GRAPH_BACKEND": "none"}
     ws = str(tmp_path / "ws")
+    monkeypatch.setenv("TRILHA_GRAPH_BACKEND", "none")
+    assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0  # the pipe is the query's
     cli = [sys.executable, "-m", "trilha.cli.main"]
-    subprocess.run([*cli, "ingest", "-q", "-w", ws, str(docs)], env=env, check=True)
     proc = subprocess.Popen(
         [*cli, "query", "VPN access", "-k", "80", "--json", "-w", ws],
         stdout=subprocess.PIPE,
