@@ -55,7 +55,7 @@ QUESTIONS = [
 ]
 PRINCIPALS = 200
 #: Seeds of the small organisations the property test draws from, and its examples.
-CORPORA = (7, 11, 2026)
+CORPORA = (7, 2026)
 EXAMPLES = 60
 #: The size of an organisation: documents, tasks, OKRs, claims.
 FULL = (60, 40, 8, 15)
