@@ -75,7 +75,7 @@ def test_a_search_while_another_thread_imports_llamaindex_sends_no_span(
     import sys
     import types
 
-    from trilha.retrieve import spans
+    from trilha.retrieve import pipeline as spans
 
     half = types.ModuleType(spans.INSTRUMENTATION)
     half.__spec__ = importlib.machinery.ModuleSpec(spans.INSTRUMENTATION, None)

@@ -59,12 +59,13 @@ def _ids(result: SearchResult) -> list[str]:
 
 
 def _key(ws: Workspace, planned: SearchPlan) -> str:
-    return cache_key_of(planned, None, ws.collaborators())
+    return cache_key_of(planned, None, ws.collaborators(planned))
 
 
 def _fresh(ws: Workspace, question: str, who: Principal) -> SearchResult:
     """The search run again, past the cache."""
-    return retrieve(ws.plan(question, top_k=8, principal=who), None, ws.collaborators())
+    planned = ws.plan(question, top_k=8, principal=who)
+    return retrieve(planned, None, ws.collaborators(planned))
 
 
 def test_the_same_search_again_is_a_hit_with_one_cache_stage(scoped_ws: Workspace) -> None:
@@ -120,12 +121,12 @@ def test_an_ingest_or_a_deletion_invalidates(scoped_ws: Workspace) -> None:
 def test_a_graph_write_moves_the_key_of_graph_boosted_searches_only(scoped_ws: Workspace) -> None:
     boosted, plain = scoped_ws.plan("prazo", kg=True), scoped_ws.plan("prazo")
     keys = (
-        cache_key_of(boosted, None, scoped_ws.collaborators()),
-        cache_key_of(plain, None, scoped_ws.collaborators()),
+        cache_key_of(boosted, None, scoped_ws.collaborators(boosted)),
+        cache_key_of(plain, None, scoped_ws.collaborators(plain)),
     )
     scoped_ws.store.bump_graph()
-    assert cache_key_of(boosted, None, scoped_ws.collaborators()) != keys[0]
-    assert cache_key_of(plain, None, scoped_ws.collaborators()) == keys[1]
+    assert cache_key_of(boosted, None, scoped_ws.collaborators(boosted)) != keys[0]
+    assert cache_key_of(plain, None, scoped_ws.collaborators(plain)) == keys[1]
 
 
 def test_a_given_vector_or_a_zero_ttl_bypasses_the_cache(

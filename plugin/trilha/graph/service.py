@@ -18,8 +18,7 @@ from pathlib import Path
 
 from trilha.access import Principal
 from trilha.errors import ConfigurationError
-from trilha.graph.boost.gate import BoostGate
-from trilha.graph.boost.service import KGBooster
+from trilha.graph.boost.service import BoostGate, KGBooster
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.export.context import build_context, render_context_md
 from trilha.graph.log import RetrievalLog

@@ -12,18 +12,32 @@ an LLM) off the loop. No stage mutates what it is given: each returns a new resu
 snapshot (swapped whole by an ingest, so a search keeps the one it started with), the dense
 index, the encoder, the booster, the policies and the two side threads.
 
-Each stage is a LlamaIndex span (:mod:`trilha.retrieve.spans`), inside one ``trilha.search``.
+Each stage is a LlamaIndex instrumentation span, so that tracing tools hooked on LlamaIndex's
+root dispatcher see them, with their latencies, under the retriever or engine that asked:
+``trilha.search`` holding ``trilha.cache``, ``trilha.expansion``, ``trilha.bm25``,
+``trilha.dense`` (the query's encoding included), ``trilha.kg``, ``trilha.fusion`` and
+``trilha.rerank``. A span's id is ``trilha.<stage>-<uuid>`` (LlamaIndex's ``<name>-<uuid>``);
+its tags carry ``trilha.stage``. Spans go through ``get_dispatcher(__name__)`` of LlamaIndex's
+instrumentation (``llama_index.core.instrumentation`` re-exports it), and only when a span
+handler other than its null one listens: a process that never loaded LlamaIndex has none, so a
+stage then costs a dictionary lookup and LlamaIndex is never imported for it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import inspect
+import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import Token
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -50,9 +64,9 @@ from trilha.retrieve.fusion import (
     weighted_merge,
 )
 from trilha.retrieve.plan import SearchPlan
-from trilha.retrieve.spans import spanned, stage_span
 from trilha.types import Hit, SearchResult, Side, StageScores, StageTrace, Trace
 
+T = TypeVar("T")
 Vector = npt.NDArray[np.float32]
 Filler = Callable[[Sequence[str]], dict[str, float]]
 #: The span of each side.
@@ -153,8 +167,9 @@ class Collaborators:
     expander: Expander
     reranker: Callable[[], Reranker]
     """The reranker, loaded on first use."""
-    scope: Callable[[bool, bool], dict[str, Any]]
-    """What a cached result depends on besides its plan, given (kg, rerank)."""
+    scope: dict[str, Any]
+    """What a cached result depends on besides its plan (the workspace, its encoder, the
+    generations of the lexical snapshot and, when boosted, of the graph, the reranker)."""
     dimension: int
     """The encoder's vector size (a caller's query vector must have it)."""
     workspace: Path
@@ -206,7 +221,7 @@ def cache_key_of(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> s
     query vector given by the caller)."""
     if c.cache is None or vector is not None:
         return ""
-    return cache_key(plan, c.scope(plan.kg, plan.rerank))
+    return cache_key(plan, c.scope)
 
 
 def kept(key: str, result: SearchResult, lookup: Lookup | None, c: Collaborators) -> SearchResult:
@@ -607,3 +622,78 @@ def with_rerank_stage(trace: Trace, kept: int, start: float, note: str | None = 
     :func:`time.perf_counter` reading) and kept ``kept`` hits."""
     stage = StageTrace(name="rerank", count=kept, latency_ms=elapsed_ms(start), note=note)
     return trace.model_copy(update={"stages": [*trace.stages, stage]})
+
+
+# -- tracing: each stage a LlamaIndex span ------------------------------------------------------
+#: The package holding LlamaIndex's root dispatcher and its span context.
+INSTRUMENTATION = "llama_index_instrumentation"
+
+
+def _stage(stage: str) -> None:
+    """The arguments a stage's span reports (its ``bound_args``)."""
+
+
+_SIGNATURE = inspect.signature(_stage)
+
+
+def listening() -> Any | None:
+    """This module's dispatcher when a span handler listens to it (itself or up to the root),
+    else None."""
+    module = sys.modules.get(INSTRUMENTATION)
+    # absent, or still being imported by another thread (a partly run module has no names yet)
+    get_dispatcher = getattr(module, "get_dispatcher", None)
+    null = getattr(module, "NullSpanHandler", None)
+    if get_dispatcher is None or null is None or _initializing(module):
+        return None
+    dispatcher = get_dispatcher(__name__)
+    level = dispatcher
+    while level is not None:
+        if any(not isinstance(h, null) for h in level.span_handlers):
+            return dispatcher
+        level = level.parent if level.propagate else None
+    return None
+
+
+def _initializing(module: Any) -> bool:
+    """Whether ``module`` is still being imported (its code has not finished running)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+@contextmanager
+def stage_span(stage: str) -> Iterator[None]:
+    """The block as the span ``trilha.<stage>``, a child of the span active here (a dropped
+    span when it raises)."""
+    dispatcher = listening()
+    if dispatcher is None:
+        yield
+        return
+    from llama_index_instrumentation.dispatcher import active_instrument_tags
+    from llama_index_instrumentation.span import active_span_id
+
+    id_ = f"trilha.{stage}-{uuid.uuid4()}"
+    bound = _SIGNATURE.bind(stage)
+    token = active_span_id.set(id_)
+    parent = None if token.old_value is Token.MISSING else token.old_value
+    tags = {**active_instrument_tags.get(), "trilha.stage": stage}
+    dispatcher.span_enter(id_=id_, bound_args=bound, parent_id=parent, tags=tags)
+    try:
+        yield
+    except BaseException as e:
+        dispatcher.span_drop(id_=id_, bound_args=bound, err=e)
+        raise
+    else:
+        dispatcher.span_exit(id_=id_, bound_args=bound)
+    finally:
+        active_span_id.reset(token)
+
+
+def spanned(stage: str, job: Callable[[], T]) -> Callable[[], T]:
+    """``job`` run as the span ``trilha.<stage>``, a child of the span active where this is
+    called, wherever the job then runs (a thread pool's thread)."""
+    context = contextvars.copy_context()
+
+    def run() -> T:
+        with stage_span(stage):
+            return job()
+
+    return lambda: context.run(run)

@@ -16,7 +16,6 @@ so that ``top_k`` results come back whenever ``top_k`` units match the filters.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -92,7 +91,7 @@ def plan(
             candidates=candidates,
             rerank=request.rerank,
             expand=request.expand,
-            fusion=_asked(fusion or Fusion.of_settings(s), request),
+            fusion=(fusion or Fusion.of_settings(s)).overridden(request.merge, request.weights),
             candidate_cap=s.candidate_cap,
             lang=lang,
             doc_penalty=s.doc_penalty,
@@ -103,17 +102,6 @@ def plan(
         )
     except ValidationError as e:
         raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
-
-
-def _asked(fusion: Fusion, request: SearchRequest) -> Fusion:
-    """``fusion`` with the request's own ``merge`` and ``weights`` over it."""
-    update: dict[str, Any] = {}
-    if request.merge:
-        update["merge"] = request.merge
-    if request.weights:
-        w = request.weights
-        update.update(weight_bm25=w.bm25, weight_semantic=w.semantic, weight_kg=w.kg)
-    return fusion.model_copy(update=update) if update else fusion
 
 
 def sizes(request: SearchRequest, s: TrilhaSettings) -> tuple[int, int, int | None]:

@@ -64,6 +64,7 @@ class Workspace(UnitReads):
     ) -> None:
         """Use :meth:`open`; this only takes ownership of already-open parts."""
         self.path: Final = path
+        self._resolved = str(path.resolve())
         self.settings: Final = settings
         self.store: Final = parts.store
         self.dense: Final = parts.dense
@@ -261,18 +262,23 @@ class Workspace(UnitReads):
         to what the principal may see (anonymous when none is given). ``vector`` is the query's
         embedding, when the caller has it already. A search asked again within the result
         cache's TTL is answered from it (``trace.cache_hit``)."""
-        return pipeline.search(self.plan(request, **fields), vector, self.collaborators())
+        planned = self.plan(request, **fields)
+        return pipeline.search(planned, vector, self.collaborators(planned, vector))
 
     async def asearch(
         self, request: SearchRequest | str, /, *, vector: Vector | None = None, **fields: Any
     ) -> SearchResult:
         """Async :meth:`search`: both sides run concurrently, rerank runs off the event loop."""
-        return await pipeline.asearch(self.plan(request, **fields), vector, self.collaborators())
+        planned = self.plan(request, **fields)
+        return await pipeline.asearch(planned, vector, self.collaborators(planned, vector))
 
-    def collaborators(self) -> Collaborators:
-        """What a search of this workspace reads now (:mod:`trilha.retrieve.pipeline`): the
-        current lexical snapshot, the indices, the cache, the expander and the reranker."""
+    def collaborators(self, plan: SearchPlan, vector: Vector | None = None) -> Collaborators:
+        """What the search ``plan`` of this workspace reads now (:mod:`trilha.retrieve.pipeline`):
+        the current lexical snapshot, the indices, the cache (with what its result depends on
+        besides the plan, when it is cached: not with a ``vector`` of the caller's), the expander
+        and the reranker."""
         searcher = self.searcher
+        cached = self.cache is not None and vector is None
         return Collaborators(
             lexical=searcher.lexical,
             dense=searcher.dense,
@@ -283,7 +289,7 @@ class Workspace(UnitReads):
             cache=self.cache,
             expander=self.expander,
             reranker=self._parts.reranker.get,
-            scope=self.cache_scope,
+            scope=self.cache_scope(plan.kg, plan.rerank) if cached else {},
             dimension=self.settings.embedding_dimension,
             workspace=self.path,
         )
@@ -292,7 +298,7 @@ class Workspace(UnitReads):
         """What a cached result depends on besides its request: the workspace, its encoder, the
         lexical snapshot's generation, the graph's (when boosted) and the reranker (when used)."""
         return {
-            "workspace": str(self.path.resolve()),
+            "workspace": self._resolved,
             "encoder": self.embedder.model_id,
             "generation": self.searcher.lexical.generation,
             "graph": self.store.graph_generation if kg else None,
