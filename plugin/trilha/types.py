@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -234,46 +234,91 @@ class Hit(BaseModel):
         return self.scores.rerank if self.scores.rerank is not None else self.scores.fused
 
 
-class Citation(BaseModel):
-    """Where a piece of context comes from (seed 002 citations)."""
+class Location(BaseModel):
+    """The fields every citation has: a document unit's ids and its place in the document. Each
+    is optional here, for an orchestrator item from the graph or a conversation cites no unit;
+    :class:`Citation` (a search's and an answer's) requires the ids, and the bundle's
+    :class:`~trilha.orchestrate.bundle.ItemCitation` adds a label and a node id."""
 
-    doc_id: str = Field(description="Document id.")
-    unit_id: str = Field(description="Unit id.")
-    score: float | None = Field(None, description="Final score of the unit.")
+    doc_id: str | None = Field(None, description="Document id of a document unit.")
+    unit_id: str | None = Field(None, description="Unit id of a document unit.")
     page: int | None = Field(None, description="Page, when known.")
     section: str | None = Field(None, description="Section, when known.")
     heading: str | None = Field(None, description="Heading, when known.")
     lang: str | None = Field(None, description="Language of the unit.")
 
     @classmethod
-    def of(cls, hit: Hit) -> Citation:
-        """The citation of a hit."""
-        u = hit.unit
+    def of_unit(cls, unit: TextUnit, **more: Any) -> Self:
+        """The location of ``unit``, with the fields ``more`` of the subclass."""
         return cls(
-            doc_id=u.doc_id,
-            unit_id=u.unit_id,
-            score=hit.score,
-            page=u.page,
-            section=u.section,
-            heading=u.heading,
-            lang=u.lang,
+            doc_id=unit.doc_id,
+            unit_id=unit.unit_id,
+            page=unit.page,
+            section=unit.section,
+            heading=unit.heading,
+            lang=unit.lang,
+            **more,
         )
 
 
+class Citation(Location):
+    """Where a retrieved unit comes from (seed 002 citations)."""
+
+    doc_id: str = Field(description="Document id.")
+    unit_id: str = Field(description="Unit id.")
+    score: float | None = Field(None, description="Final score of the unit.")
+
+    @classmethod
+    def of(cls, hit: Hit, **more: Any) -> Self:
+        """The citation of a hit, with the fields ``more`` of the subclass."""
+        return cls.of_unit(hit.unit, score=hit.score, **more)
+
+
 class StageTrace(BaseModel):
-    """One stage's entry in a trace."""
+    """One entry of a trace: a search stage, an answer's workflow node, an orchestration step."""
 
-    name: str = Field(description="Stage name: bm25, dense, encode, merge, rerank, ...")
-    latency_ms: float = Field(description="Wall time of the stage.")
+    name: str = Field(description="Stage name: bm25, dense, merge, rerank, ParseQuery, plan...")
+    latency_ms: float = Field(ge=0, description="Wall time of the stage.")
     count: int | None = Field(None, description="Items the stage produced.")
-    note: str | None = Field(None, description="Degradation or fallback, when one happened.")
+    note: str | None = Field(None, description="What it did, or why it degraded.")
 
 
-class Trace(BaseModel):
+#: The JSON names of a :class:`StepTrace`'s fields that differ from :class:`StageTrace`'s.
+_STEP_NAMES = {"name": "step", "note": "detail"}
+
+
+class StepTrace(StageTrace):
+    """A :class:`StageTrace` of the orchestrator (its bundle's steps and the pre-query's): the
+    same fields, which its JSON calls ``step`` and ``detail`` for ``name`` and ``note``."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=lambda field: _STEP_NAMES.get(field, field),
+        serialize_by_alias=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
+
+
+E = TypeVar("E", bound=StageTrace)
+
+
+class StageLog(BaseModel, Generic[E]):
+    """The one trace container: entries in the order they ran, and the degradations met. A
+    search's :class:`Trace`, an answer's and a bundle's traces and the pre-query's add what
+    they need."""
+
+    stages: list[E] = Field(default_factory=list, description="Stages in order.")
+    warnings: list[str] = Field(default_factory=list, description="Degradations and fallbacks.")
+
+    def stage(self, name: str) -> E | None:
+        """The last entry of a stage by name."""
+        return next((s for s in reversed(self.stages) if s.name == name), None)
+
+
+class Trace(StageLog[StageTrace]):
     """What happened during one search: stages, counts and degradations."""
 
-    stages: list[StageTrace] = Field(default_factory=list, description="Stages in order.")
-    warnings: list[str] = Field(default_factory=list, description="Degradations and fallbacks.")
     bm25_hits: int = Field(0, description="Candidates from the lexical side.")
     ann_hits: int = Field(0, description="Candidates from the dense side.")
     merge: str | None = Field(None, description="Merge mode used.")
@@ -287,10 +332,6 @@ class Trace(BaseModel):
     expansion_queries: list[str] = Field(
         default_factory=list, description="Variants of the query also searched (stage 2)."
     )
-
-    def stage(self, name: str) -> StageTrace | None:
-        """The last entry of a stage by name."""
-        return next((s for s in reversed(self.stages) if s.name == name), None)
 
 
 class SearchResult(BaseModel):

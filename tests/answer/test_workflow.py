@@ -14,13 +14,13 @@ from trilha.answer.context import RERANK_WINDOW_TOKENS, Terms, _SpanCounter, foc
 from trilha.answer.nodes import rerank_results
 from trilha.answer.run import Run
 from trilha.answer.schemas import SchemaViolation, check, schema_of
-from trilha.answer.types import NODES, Answer, AskRequest, NodeTrace
+from trilha.answer.types import NODES, Answer, AskRequest
 from trilha.errors import BadRequestError
 from trilha.remote import TEIClient, TEIReranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.testing.tei_server import TEITestServer
 from trilha.tokens import count_tokens
-from trilha.types import Hit, StageScores, TextUnit
+from trilha.types import Hit, StageScores, StageTrace, TextUnit
 from trilha.workspace import Workspace
 
 MARIA = Principal(
@@ -52,7 +52,7 @@ def test_answer_cites_every_sentence(sample_ws: Workspace) -> None:
     assert answer.lang == "pt"
     assert {c.doc_id for c in answer.citations} == {"juridico/stj-prescricao-quinquenal-cobranca"}
     assert "cinco anos" in answer.answer
-    assert [n.name for n in answer.trace.nodes] == list(NODES)
+    assert [n.name for n in answer.trace.stages] == list(NODES)
     assert answer.trace.provider == "trilha" and answer.trace.model == "extractive"
     retrieval = answer.metrics.retrieval
     assert retrieval.bm25_hits > 0 and retrieval.ann_hits > 0 and retrieval.rerank_kept == 12
@@ -76,7 +76,7 @@ def test_invalid_question_stops_at_the_first_edge(sample_ws: Workspace) -> None:
         condition="query.valid",
         reason="the question has no words; ask something",
     )
-    assert [n.name for n in answer.trace.nodes] == ["ParseQuery"] and not answer.citations
+    assert [n.name for n in answer.trace.stages] == ["ParseQuery"] and not answer.citations
 
 
 def test_no_candidate_stops_at_the_second_edge(sample_ws: Workspace) -> None:
@@ -85,7 +85,7 @@ def test_no_candidate_stops_at_the_second_edge(sample_ws: Workspace) -> None:
     assert answer.no_answer.edge == "HybridRetrieve → RerankResults"
     assert answer.no_answer.condition == "candidates.count > 0"
     assert "loosen the filters" in answer.no_answer.reason
-    assert [n.name for n in answer.trace.nodes] == ["ParseQuery", "HybridRetrieve"]
+    assert [n.name for n in answer.trace.stages] == ["ParseQuery", "HybridRetrieve"]
 
 
 def test_guardrail_drops_units_above_the_clearance_before_rerank(sample_ws: Workspace) -> None:
@@ -93,7 +93,7 @@ def test_guardrail_drops_units_above_the_clearance_before_rerank(sample_ws: Work
     public = sample_ws.doc_units("juridico/stj-dano-moral-atraso-voo")[0]
     run = Run(AskRequest(question="budget", principal=ACME))
     run.text = "budget"
-    run.nodes.append(NodeTrace(name="RerankResults", latency_ms=0.0))
+    run.nodes.append(StageTrace(name="RerankResults", latency_ms=0.0))
     run.candidates = [Hit(unit=u, scores=StageScores(fused=1.0)) for u in (secret, public)]
     rerank_results(sample_ws, run)
     assert [h.unit.unit_id for h in run.reranked] == [public.unit_id]
@@ -153,7 +153,7 @@ def test_whole_answers_are_cached_per_principal(sample_ws: Workspace) -> None:
     other = ask(sample_ws, question, principal=ACME_CLEARANCE_0)
     assert not first.trace.cache_hit and again.trace.cache_hit and not other.trace.cache_hit
     assert again.answer == first.answer and again.trace_id == first.trace_id
-    assert [n.name for n in again.trace.nodes] == ["cache"]
+    assert [n.name for n in again.trace.stages] == ["cache"]
     assert again.metrics.latency_ms < first.metrics.latency_ms
 
 

@@ -69,7 +69,7 @@ def test_a_valid_answer_is_used_and_its_period_resolved_by_code(
     )
     assert (r.answer_constraints.length, r.answer_constraints.language) == ("long", "pt")
     assert r.work.overdue and r.keywords == ("tarefas", "startup", "atrasadas")
-    assert [e.step for e in out.trace] == ["heuristic", "llm"]
+    assert [e.name for e in out.trace.stages] == ["heuristic", "llm"]
     sent = server.requests[-1]
     assert sent["model"] == "m-test" and sent["response_format"] == {"type": "json_object"}
     assert sent["messages"][-1] == {"role": "user", "content": QUESTION}
@@ -108,8 +108,8 @@ def test_failures_fall_back_to_the_heuristic_and_say_why(
     out = prequery(QUESTION, now=NOW, classifier=classifier)
     assert out.result.classifier == "heuristic"
     assert out.result.retrieval_intent == "procedural"
-    assert out.trace[-1].step == "llm" and out.trace[-1].detail.startswith(detail)
-    assert out.trace[-1].detail.endswith("heuristic used")
+    assert out.trace.stages[-1].name == "llm" and out.trace.stages[-1].note.startswith(detail)
+    assert out.trace.stages[-1].note.endswith("heuristic used")
 
 
 def test_a_timeout_is_not_retried(
@@ -125,7 +125,7 @@ def test_an_unreachable_server_falls_back() -> None:
     client = groq.Groq(api_key="test", base_url="http://127.0.0.1:9")
     out = prequery(QUESTION, now=NOW, classifier=GroqClassifier(client, "m", 0.5))
     assert out.result.classifier == "heuristic"
-    assert out.trace[-1].detail.startswith("llm unreachable")
+    assert out.trace.stages[-1].note.startswith("llm unreachable")
 
 
 def test_async_with_the_async_client(server: GroqTestServer, script: Script) -> None:
@@ -134,16 +134,15 @@ def test_async_with_the_async_client(server: GroqTestServer, script: Script) -> 
     out = asyncio.run(aprequery(QUESTION, now=NOW, classifier=GroqClassifier(client, "m", 0.5)))
     assert (out.result.classifier, out.result.retrieval_intent) == ("llm", "graph_insight")
     sync = prequery(QUESTION, now=NOW, classifier=GroqClassifier(client, "m", 0.5))
-    assert (
-        sync.trace[-1].detail == "an AsyncGroq client needs aprequery, not prequery; heuristic used"
-    )
+    note = sync.trace.stages[-1].note
+    assert note == "an AsyncGroq client needs aprequery, not prequery; heuristic used"
 
 
 def test_async_with_a_sync_client_and_a_timeout(server: GroqTestServer, script: Script) -> None:
     script.reply = Reply(content="{}", delay_s=1.5)
     client = groq.Groq(api_key="test", base_url=server.base_url)
     out = asyncio.run(aprequery(QUESTION, now=NOW, classifier=GroqClassifier(client, "m", 0.3)))
-    assert out.trace[-1].detail == "llm timed out after 0.3 s; heuristic used"
+    assert out.trace.stages[-1].note == "llm timed out after 0.3 s; heuristic used"
 
 
 def test_the_client_factory_reads_the_settings(

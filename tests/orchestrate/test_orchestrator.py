@@ -43,11 +43,11 @@ def test_us2_late_tasks_of_the_callers_startup_with_their_projects(
 
 def test_an_agent_without_a_definition_is_said_in_the_trace(orchestrator: Orchestrator) -> None:
     bundle = ask(orchestrator, "bruno.ti", US1, agent_type="auditor")
-    notes = [s.detail for s in bundle.trace.steps if s.step == "agent"]
+    notes = [s.note for s in bundle.trace.stages if s.name == "agent"]
     note = "agent_type 'auditor' has no definition (knowledge, task, user); defaults used"
     assert notes == [note] and bundle.trace.warnings[0] == note
     known = ask(orchestrator, "bruno.ti", US1, agent_type="knowledge")
-    assert not [s for s in known.trace.steps if s.step == "agent"]
+    assert not [s for s in known.trace.stages if s.name == "agent"]
     assert note not in known.trace.warnings
 
 

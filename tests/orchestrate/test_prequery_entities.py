@@ -101,7 +101,8 @@ def test_prequery_puts_named_nodes_before_the_labels_they_cover(store: FalkorDBS
     out = prequery("Quais tarefas do projeto Atlas estão atrasadas?", now=NOW, entities=finder)
     focus = [(e.label, e.node_id) for e in out.result.focus_entities]
     assert focus == [("Project", "Project:p-atlas"), ("Task", None)]
-    assert out.trace[-1].step == "entities" and out.trace[-1].detail == "1 named node(s)"
+    last = out.trace.stages[-1]
+    assert last.name == "entities" and last.note == "1 named node(s)"
 
 
 class _Down:
@@ -112,7 +113,7 @@ class _Down:
 def test_a_failing_finder_leaves_the_labels_and_says_so() -> None:
     out = prequery("Quais tarefas estão atrasadas?", now=NOW, entities=_Down())
     assert [e.label for e in out.result.focus_entities] == ["Task"]
-    assert out.trace[-1].detail == "graph down; no named nodes"
+    assert out.trace.stages[-1].note == "graph down; no named nodes"
 
 
 def test_ngrams_are_normalised_names_up_to_six_words() -> None:

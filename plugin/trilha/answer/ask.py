@@ -17,12 +17,13 @@ from pydantic import ValidationError
 
 from trilha.answer.compose import LLMComposer, make_composer
 from trilha.answer.run import Run
-from trilha.answer.types import Answer, AskRequest, NodeTrace
+from trilha.answer.types import Answer, AskRequest
 from trilha.answer.workflow import UC09Workflow, arun
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filter_input import coerce_filters
 from trilha.retrieve.cache import normalise_query
 from trilha.sync_run import run_sync
+from trilha.types import StageTrace
 
 if TYPE_CHECKING:
     from trilha.workspace.facade import Workspace
@@ -103,6 +104,6 @@ def _fetch(ws: Workspace, key: str) -> tuple[Answer | None, str | None]:
         return None, trouble and f"{trouble}; answered without it"
     answer = Answer.model_validate_json(value)
     answer.trace.cache_hit = True
-    answer.trace.nodes = [NodeTrace(name="cache", latency_ms=ms, count=len(answer.sentences))]
+    answer.trace.stages = [StageTrace(name="cache", latency_ms=ms, count=len(answer.sentences))]
     answer.metrics.latency_ms = ms
     return answer, None

@@ -20,7 +20,6 @@ from trilha.answer.pii import mask_pii
 from trilha.answer.types import AnswerCitation, AnswerSentence
 from trilha.errors import ConfigurationError
 from trilha.settings import TrilhaSettings
-from trilha.types import Citation
 
 #: Seed 002's short answer: at most this many lines.
 MAX_LINES = 8
@@ -104,5 +103,4 @@ def answer_text(sentences: Sequence[AnswerSentence], lang: str | None) -> str:
 
 def _citation(piece: Piece, number: int) -> AnswerCitation:
     text = piece.text if len(piece.text) <= SNIPPET_CHARS else piece.text[:SNIPPET_CHARS] + "…"
-    base = Citation.of(piece.hit).model_dump()
-    return AnswerCitation(**base, number=number, snippet=text)
+    return AnswerCitation.of(piece.hit, number=number, snippet=text)

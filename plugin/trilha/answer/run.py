@@ -22,11 +22,10 @@ from trilha.answer.types import (
     AskRequest,
     Cost,
     NoAnswer,
-    NodeTrace,
     RetrievalCounts,
 )
 from trilha.index.filters import FilterExpr
-from trilha.types import Hit, Trace
+from trilha.types import Hit, StageTrace, Trace
 
 
 @dataclass(repr=False)
@@ -53,7 +52,7 @@ class Run:
     masked: Counter[str] = field(default_factory=Counter)
     stop_reason: str | None = None
     warnings: list[str] = field(default_factory=list)
-    nodes: list[NodeTrace] = field(default_factory=list)
+    nodes: list[StageTrace] = field(default_factory=list)
 
     def __repr__(self) -> str:
         """A short summary: the workflow runtime writes ``repr`` of every event it passes, and
@@ -68,7 +67,7 @@ class Run:
     def node(self, name: str) -> Iterator[None]:
         """Time a node and append it to the trace."""
         start = time.perf_counter()
-        entry = NodeTrace(name=name, latency_ms=0.0)
+        entry = StageTrace(name=name, latency_ms=0.0)
         self.nodes.append(entry)
         try:
             yield
@@ -93,7 +92,7 @@ class Run:
         search = self.search
         trace = AnswerTrace(
             trace_id=self.trace_id,
-            nodes=self.nodes,
+            stages=self.nodes,
             search=search,
             provider=composed.provider,
             model=composed.model,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from trilha.access.principal import Principal
-from trilha.types import MAX_QUESTION_CHARS, Citation, Trace
+from trilha.types import MAX_QUESTION_CHARS, Citation, StageLog, StageTrace, Trace
 
 #: The workflow's nodes, in order (seed 000, UC09).
 NODES = ("ParseQuery", "HybridRetrieve", "RerankResults", "BuildAnswer")
@@ -78,20 +78,19 @@ class NoAnswer(BaseModel):
     reason: str = Field(description="What the caller can do about it.")
 
 
-class NodeTrace(BaseModel):
-    """One node's run."""
+class AnswerTrace(StageLog[StageTrace]):
+    """What happened while answering: the workflow's nodes (``nodes`` in its JSON: ParseQuery,
+    HybridRetrieve, RerankResults, BuildAnswer, each timed with its schema checks), the
+    degradations, the search's own trace, the composer."""
 
-    name: str = Field(description="ParseQuery, HybridRetrieve, RerankResults or BuildAnswer.")
-    latency_ms: float = Field(description="Wall time of the node, schema checks included.")
-    count: int | None = Field(None, description="Items the node produced.")
-    note: str | None = Field(None, description="What the node decided, when worth saying.")
-
-
-class AnswerTrace(BaseModel):
-    """What happened while answering: nodes, the search's own trace, the composer."""
+    model_config = ConfigDict(
+        alias_generator=lambda field: "nodes" if field == "stages" else field,
+        serialize_by_alias=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
 
     trace_id: str = Field(description="Id of this answer (also in the retrieval job log).")
-    nodes: list[NodeTrace] = Field(default_factory=list, description="Nodes that ran, in order.")
     search: Trace | None = Field(None, description="The hybrid search's trace.")
     provider: str = Field("trilha", description="'trilha' (extractive) or 'groq'.")
     model: str = Field("extractive", description="The composing model, or 'extractive'.")
@@ -103,7 +102,6 @@ class AnswerTrace(BaseModel):
     context_tokens: int = Field(0, description="Tokens of the context the answer drew on.")
     pii_masked: dict[str, int] = Field(default_factory=dict, description="Masked, by kind.")
     cache_hit: bool = Field(False, description="The whole answer came from the result cache.")
-    warnings: list[str] = Field(default_factory=list, description="Degradations, fallbacks.")
 
 
 class Cost(BaseModel):

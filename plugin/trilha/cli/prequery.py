@@ -53,7 +53,9 @@ def cmd_prequery(args: argparse.Namespace) -> int:
         outcome = prequery(args.text, now=_now(args), classifier=classifier, entities=finder)
     if args.json:
         payload = outcome.result.model_dump(mode="json")
-        payload["trace"] = [e.model_dump(mode="json") for e in outcome.trace]
+        payload["trace"] = [
+            e.model_dump(mode="json", exclude_none=True) for e in outcome.trace.stages
+        ]
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print("\n".join(outcome_lines(outcome)))
@@ -138,7 +140,8 @@ def outcome_lines(outcome: Any) -> list[str]:
         f"work: {'; '.join(hints)}",
         f"keywords: {', '.join(r.keywords) or '-'}",
     ]
-    return lines + [f"trace: {e.step} {e.latency_ms:.1f} ms: {e.detail}" for e in outcome.trace]
+    steps = outcome.trace.stages
+    return lines + [f"trace: {e.name} {e.latency_ms:.1f} ms: {e.note}" for e in steps]
 
 
 def accuracy_lines(name: str, report: Any) -> list[str]:

@@ -51,8 +51,8 @@ def step_p50(bundles: Sequence[ContextBundle]) -> dict[str, float]:
     the trace measured it (``total``)."""
     seen: dict[str, list[float]] = {}
     for bundle in bundles:
-        for step in bundle.trace.steps:
-            seen.setdefault(step.step, []).append(step.latency_ms)
+        for step in bundle.trace.stages:
+            seen.setdefault(step.name, []).append(step.latency_ms)
         seen.setdefault("total", []).append(bundle.trace.latency_ms)
     return {name: round(float(np.median(v)), 2) for name, v in seen.items()}
 

@@ -14,9 +14,9 @@ from trilha.orchestrate.bundle import (
     ClaimItem,
     ContextBundle,
     Limits,
-    StepTrace,
 )
 from trilha.orchestrate.sources import Ask, Found
+from trilha.types import StepTrace
 
 
 def assemble(
@@ -57,16 +57,14 @@ def _trace(
     latency_ms: float,
 ) -> BundleTrace:
     ran = [
-        StepTrace(
-            step=f.step, latency_ms=round(f.latency_ms, 3), count=len(f.items), detail=f.detail
-        )
+        StepTrace(name=f.step, latency_ms=round(f.latency_ms, 3), count=len(f.items), note=f.detail)
         for f in founds
     ]
     return BundleTrace(
         job_id=job_id,
         principal=scope_key(ask.principal),
         prequery=ask.pre,
-        steps=steps + ran,
+        stages=steps + ran,
         warnings=[*ask.warnings, *(flat(f.warning) for f in founds if f.warning)],
         limits=Limits(
             max_nodes_scanned=ask.config.max_nodes_scanned,

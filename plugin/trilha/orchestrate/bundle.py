@@ -1,8 +1,8 @@
 """The ContextBundle (seed 004, "Context Pack Estruturado") and the items it carries.
 
 Every :class:`ContextItem` has one memory class, provenance (REQ-RETR-010: ``source_type``,
-``source_ref``, ``created_at``, ``confidence``) and a :class:`ItemCitation` the caller's LLM can
-quote. A claim is a :class:`ClaimItem`: a statement with its confidence, source and validity.
+``source_ref``, ``created_at``, ``confidence``) and an :class:`ItemCitation` the caller's LLM
+can quote. A claim is a :class:`ClaimItem`: a statement with its confidence, source and validity.
 The bundle has seed 004's fields exactly, plus the :class:`BundleTrace` of how it was made.
 """
 
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from trilha.config import DepthLevel
 from trilha.config.orchestration import MemoryClass
 from trilha.orchestrate.prequery.model import PreQuery
+from trilha.types import Location, StageLog, StepTrace
 
 SourceType = Literal["document", "graph", "conversation", "retrieval_job", "claim"]
 
@@ -30,19 +31,13 @@ class Provenance(BaseModel):
     confidence: float = Field(ge=0, le=1, description="How far the item is to be trusted, 0–1.")
 
 
-class ItemCitation(BaseModel):
-    """What the caller quotes: a document unit's location, or a node or turn id."""
+class ItemCitation(Location):
+    """What the caller quotes: a label, and a document unit's location or a node or turn id."""
 
     model_config = ConfigDict(frozen=True)
 
     label: str = Field(description="Human citation, e.g. 'Manual X, seção 3.2'.")
-    doc_id: str | None = Field(None, description="Document id of a document unit.")
-    unit_id: str | None = Field(None, description="Unit id of a document unit.")
     node_id: str | None = Field(None, description="Graph id ('Task:t-1') of a graph item.")
-    page: int | None = Field(None, description="Page, when known.")
-    section: str | None = Field(None, description="Section, when known.")
-    heading: str | None = Field(None, description="Heading, when known.")
-    lang: str | None = Field(None, description="Language of the text, when known.")
 
 
 class ContextItem(BaseModel):
@@ -109,27 +104,21 @@ class Limits(BaseModel):
     truncated: int = Field(description="Items cut to fit the token budget.")
 
 
-class StepTrace(BaseModel):
-    """One step of the orchestration."""
+class BundleTrace(StageLog[StepTrace]):
+    """How the bundle was made: every step (``steps`` in its JSON: the pre-query's, then each
+    source's), the degradations, the job id, the pre-query, the limits."""
 
-    model_config = ConfigDict(frozen=True)
-
-    step: str = Field(description="memory, prequery, plan, semantic, graph, claims, budget...")
-    latency_ms: float = Field(description="Wall time of the step.")
-    count: int | None = Field(None, description="Items the step produced.")
-    detail: str | None = Field(None, description="What it did, or why it degraded.")
-
-
-class BundleTrace(BaseModel):
-    """How the bundle was made: the job id, the pre-query, every step, the limits."""
-
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=lambda field: "steps" if field == "stages" else field,
+        serialize_by_alias=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+    )
 
     job_id: str = Field(description="Id of the RetrievalJob logged for this request.")
     principal: str = Field(description="Whose visibility the items respect (a scope key).")
     prequery: PreQuery = Field(description="What pre-query made of the question.")
-    steps: list[StepTrace] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list, description="Degradations.")
     limits: Limits
     latency_ms: float = Field(description="Wall time of the whole retrieval.")
 

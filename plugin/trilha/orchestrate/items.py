@@ -61,15 +61,7 @@ def hit_item(hit: Hit, *, top_score: float, markers: Sequence[str], source: str)
             created_at=u.created_at or u.date,
             confidence=_share(hit.score, top_score),
         ),
-        citation=ItemCitation(
-            label=unit_label(u),
-            doc_id=u.doc_id,
-            unit_id=u.unit_id,
-            page=u.page,
-            section=u.section,
-            heading=u.heading,
-            lang=u.lang,
-        ),
+        citation=ItemCitation.of_unit(u, label=unit_label(u)),
     )
 
 

@@ -26,7 +26,7 @@ from trilha.memory import MEMORY_FILE, GraphMemoryMirror, JobLog, MemoryStore
 from trilha.memory.turns import Clock, utc_now
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
-from trilha.orchestrate.bundle import ContextBundle, StepTrace
+from trilha.orchestrate.bundle import ContextBundle
 from trilha.orchestrate.config import OrchestratorConfig
 from trilha.orchestrate.graph_caches import GraphCaches
 from trilha.orchestrate.joblog import JobRecorder, job_of
@@ -35,6 +35,7 @@ from trilha.orchestrate.prequery import GroqClassifier, prequery
 from trilha.orchestrate.prequery.entities import GraphEntityFinder
 from trilha.orchestrate.request import RetrievalRequest
 from trilha.orchestrate.sources import Ask, Found, conversation, documents, past_jobs, timed
+from trilha.types import StepTrace
 from trilha.workspace import Workspace
 
 #: Threads reading a plan's sources at once (a plan has at most six).
@@ -134,9 +135,7 @@ class Orchestrator:
         finder = self._finder(principal)
         now = self._clock()  # one instant for the horizon, the walks and the job
         outcome = prequery(req.raw_query, now=now, classifier=self.classifier, entities=finder)
-        steps = [
-            StepTrace(step=e.step, latency_ms=e.latency_ms, detail=e.detail) for e in outcome.trace
-        ]
+        steps = list(outcome.trace.stages)
         pre = outcome.result
         plan = plan_retrieval(
             req, pre, config=config, profiles=self.config.profiles, depths=self.config.depths
@@ -148,7 +147,7 @@ class Orchestrator:
         if agent is None:  # an open set (seed 004: 'knowledge', 'task', 'user', etc.): said
             known = ", ".join(sorted(a.agent_type for a in self.config.agents.values()))
             note = f"agent_type {req.agent_type!r} has no definition ({known}); defaults used"
-            steps.append(StepTrace(step="agent", latency_ms=0.0, detail=note))
+            steps.append(StepTrace(name="agent", latency_ms=0.0, note=note))
             warnings = (note,)
         style = agent.answer_style if agent else None
         ask = Ask(req, principal, pre, plan, config, now, self.config.profiles, style, warnings)

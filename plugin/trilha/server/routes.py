@@ -117,7 +117,7 @@ async def query(body: QueryBody, who: Who, request: Request) -> Response:
         params=body.params, principal=r.principal,
     )  # fmt: skip
     t = answer.trace
-    stages = [(n.name, n.latency_ms) for n in t.nodes]
+    stages = [(n.name, n.latency_ms) for n in t.stages]
     _metrics(request).trace("/v1/query", stages, t.cache_hit, len(t.warnings))
     return _json(answer)
 
@@ -138,7 +138,7 @@ async def context(body: ContextBody, who: Who, request: Request) -> Response:
     fields: dict[str, Any] = body.model_dump(exclude={"project_id"}, exclude_none=True)
     req = RetrievalRequest.make(user_id=user_id, **fields)
     bundle = await r.project.orchestrator.aretrieve(req, r.principal)
-    stages = [(s.step, s.latency_ms) for s in bundle.trace.steps]
+    stages = [(s.name, s.latency_ms) for s in bundle.trace.stages]
     _metrics(request).trace("/v1/context", stages, None, len(bundle.trace.warnings))
     return _json(bundle)
 

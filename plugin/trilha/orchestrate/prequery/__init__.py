@@ -15,7 +15,6 @@ from trilha.orchestrate.prequery.model import (
     PreQuery,
     PreQueryOutcome,
     TimeHorizon,
-    TraceEvent,
     WorkHints,
 )
 from trilha.orchestrate.prequery.rules import Rules, default_rules, load_rules
@@ -32,7 +31,6 @@ __all__ = [
     "PreQueryOutcome",
     "Rules",
     "TimeHorizon",
-    "TraceEvent",
     "WorkHints",
     "aprequery",
     "default_rules",

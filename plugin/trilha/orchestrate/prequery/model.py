@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from trilha.config.intents import Intent
+from trilha.types import StageLog, StepTrace
 
 HorizonName = Literal[
     "today",
@@ -99,16 +100,11 @@ class PreQuery(_Frozen):
     confidence: float = Field(ge=0, le=1, description="The classifier's confidence, 0–1.")
 
 
-class TraceEvent(_Frozen):
-    """One step of the Pre-query run, for the trace of the request."""
-
-    step: str = Field(description="'llm', 'heuristic', 'entities', ...")
-    latency_ms: float = Field(ge=0, description="Time the step took.")
-    detail: str = Field("", description="What happened ('llm timed out after 2.0 s; ...').")
-
-
 class PreQueryOutcome(_Frozen):
     """The Pre-query result and how it was reached."""
 
     result: PreQuery = Field(description="The Pre-query result.")
-    trace: tuple[TraceEvent, ...] = Field((), description="The steps run, in order.")
+    trace: StageLog[StepTrace] = Field(
+        default_factory=StageLog[StepTrace],
+        description="The steps run ('heuristic', 'llm', 'entities'), each with what happened.",
+    )

@@ -16,8 +16,8 @@ from trilha.errors import TrilhaError
 from trilha.orchestrate.prequery.entities import EntityFinder
 from trilha.orchestrate.prequery.heuristic import HeuristicClassifier
 from trilha.orchestrate.prequery.llm import GroqClassifier
-from trilha.orchestrate.prequery.model import FocusEntity, PreQuery, PreQueryOutcome, TraceEvent
-from trilha.types import checked_text
+from trilha.orchestrate.prequery.model import FocusEntity, PreQuery, PreQueryOutcome
+from trilha.types import StageLog, StepTrace, checked_text
 
 logger = logging.getLogger(__name__)
 
@@ -70,30 +70,30 @@ def _ms(started: float) -> float:
 
 def _heuristic(
     text: str, now: datetime, heuristic: HeuristicClassifier | None
-) -> tuple[str, PreQuery, list[TraceEvent]]:
+) -> tuple[str, PreQuery, list[StepTrace]]:
     question = checked_text(text)
     started = time.perf_counter()
     base = (heuristic or HeuristicClassifier()).classify(question, now=now)
     detail = f"intent {base.retrieval_intent} ({base.confidence:.2f})"
-    return question, base, [TraceEvent(step="heuristic", latency_ms=_ms(started), detail=detail)]
+    return question, base, [StepTrace(name="heuristic", latency_ms=_ms(started), note=detail)]
 
 
-def _llm_done(classifier: GroqClassifier, started: float) -> TraceEvent:
-    return TraceEvent(step="llm", latency_ms=_ms(started), detail=f"model {classifier.model}")
+def _llm_done(classifier: GroqClassifier, started: float) -> StepTrace:
+    return StepTrace(name="llm", latency_ms=_ms(started), note=f"model {classifier.model}")
 
 
-def _llm_failed(error: TrilhaError, started: float) -> TraceEvent:
+def _llm_failed(error: TrilhaError, started: float) -> StepTrace:
     logger.warning("pre-query LLM failed, heuristic used: %s", error)
-    return TraceEvent(step="llm", latency_ms=_ms(started), detail=f"{error}; heuristic used")
+    return StepTrace(name="llm", latency_ms=_ms(started), note=f"{error}; heuristic used")
 
 
 def _finish(
-    result: PreQuery, question: str, finder: EntityFinder | None, trace: list[TraceEvent]
+    result: PreQuery, question: str, finder: EntityFinder | None, trace: list[StepTrace]
 ) -> PreQueryOutcome:
     """``result`` with the named nodes ``finder`` found (a failing finder adds none, and says
     so in the trace)."""
     if finder is None:
-        return PreQueryOutcome(result=result, trace=tuple(trace))
+        return PreQueryOutcome(result=result, trace=StageLog(stages=trace))
     started = time.perf_counter()
     try:
         found = finder.find(question)
@@ -101,10 +101,10 @@ def _finish(
     except TrilhaError as e:
         logger.warning("pre-query entity finder failed: %s", e)
         found, detail = [], f"{e}; no named nodes"
-    trace.append(TraceEvent(step="entities", latency_ms=_ms(started), detail=detail))
+    trace.append(StepTrace(name="entities", latency_ms=_ms(started), note=detail))
     merged = with_named(result.focus_entities, found)
     return PreQueryOutcome(
-        result=result.model_copy(update={"focus_entities": merged}), trace=tuple(trace)
+        result=result.model_copy(update={"focus_entities": merged}), trace=StageLog(stages=trace)
     )
 
 
