@@ -254,7 +254,7 @@ def test_context_md_names_nothing_invisible(
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def access_store(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
 ) -> Iterator[tuple[str, GraphStore, list[TextUnit]]]:
     if request.param == "falkordb":
         store: GraphStore = SharedServerGraph(request.getfixturevalue("falkordb_server"))
