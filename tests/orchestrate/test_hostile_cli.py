@@ -34,8 +34,7 @@ RECORDS = [
 PRINCIPALS = "principals:\n  bruno.ti:\n    org_ids: [acme]\n    hierarchy_level: 1\n"
 
 
-@pytest.fixture()
-def task_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Path:
+def _task_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Path:
     """A closed workspace on embedded FalkorDB: one late task of bruno.ti, and its principal."""
     folder = tmp_path / "ws"
     records = tmp_path / "records.jsonl"
@@ -46,6 +45,20 @@ def task_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Path:
         ws.ingest_records(records)
     (folder / "principals.yaml").write_text(PRINCIPALS, encoding="utf-8")
     return folder
+
+
+@pytest.fixture()
+def task_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Path:
+    """:func:`_task_ws`, for a test that writes."""
+    return _task_ws(tmp_path, embedder)
+
+
+@pytest.fixture(scope="module")
+def refusing_ws(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Path:
+    """:func:`_task_ws` once per module, for requests refused before they reach it."""
+    return _task_ws(tmp_path_factory.mktemp("refusing"), embedder)
 
 
 def test_the_job_of_trilha_context_is_mirrored_before_the_workspace_closes(
@@ -77,9 +90,9 @@ def test_the_job_of_trilha_context_is_mirrored_before_the_workspace_closes(
     ],
 )
 def test_bad_input_is_one_line_with_exit_2(
-    task_ws: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+    refusing_ws: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
 ) -> None:
-    assert main(["context", *args, "-w", str(task_ws), "--json"]) == 2
+    assert main(["context", *args, "-w", str(refusing_ws), "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     line = captured.err.strip()
