@@ -54,15 +54,7 @@ from trilha.index.lexical import LexicalIndex
 from trilha.rerank.base import RERANK_UNAVAILABLE, Reranker, rerank_unavailable
 from trilha.retrieve.cache import Lookup, ResultCache, cache_key
 from trilha.retrieve.expand import Expander, expanded
-from trilha.retrieve.fusion import (
-    active_weights,
-    minmax,
-    order,
-    penalise_duplicates,
-    rrf_merge,
-    shaped,
-    weighted_merge,
-)
+from trilha.retrieve.fusion import fuse, minmax, ranked
 from trilha.retrieve.plan import SearchPlan
 from trilha.types import Hit, SearchResult, Side, StageScores, StageTrace, Trace
 
@@ -76,7 +68,6 @@ KgStage = tuple[dict[str, float] | None, StageTrace | None]
 #: Min-max scaled side score from which a candidate counts as ranked well by that side (the
 #: measurements behind 0.8 are in :mod:`trilha.graph.boost.service`).
 RELEVANCE_FLOOR = 0.8
-_UNRANKED = 1 << 30
 
 
 class KgBooster(Protocol):
@@ -445,22 +436,15 @@ def merged(
         sem = _in_snapshot(sides["semantic"].scores, lexical, trace) if "semantic" in sides else {}
         kg = None if kg is None else {uid: v for uid, v in kg.items() if uid in lexical.row_of}
         ranks = _ranks(bm25), _ranks(sem)
-        if fusion.merge == "rrf":
-            fused = _rrf(bm25, sem, kg, plan)
-        else:
-            weights = fusion.weights
-            if fusion.signal == "peak":
-                weights = shaped(weights, list(bm25.values()), list(sem.values()))
-            bm25, sem = complete(sides, bm25, sem, trace)
-            fused = weighted_merge(bm25, sem, weights, kg)
-        best_rank = {
-            uid: min(ranks[0].get(uid, _UNRANKED), ranks[1].get(uid, _UNRANKED)) for uid in fused
-        }
-        ranked, fused = _ranked(fused, best_rank, lexical, plan)
+        filled = complete(sides, bm25, sem, trace) if fusion.merge == "weighted" else None
+        fused = fuse(fusion, bm25, sem, filled=filled, kg=kg)
+        doc_of = _doc_of(fused, lexical) if plan.doc_penalty > 0 else {}
+        in_order, fused = ranked(fused, bm25, sem, doc_of, plan.doc_penalty)
+        bm25, sem = filled or (bm25, sem)
         scores = _Scores(bm25, ranks[0], sem, ranks[1], kg, fused)
         hits = [
             Hit(unit=lexical.units[lexical.row_of[uid]], scores=scores.of(uid, pos))
-            for pos, uid in enumerate(ranked[: plan.top_k], start=1)
+            for pos, uid in enumerate(in_order[: plan.top_k], start=1)
         ]
         fill = trace.stage("fill")
         merge_ms = elapsed_ms(start) - (fill.latency_ms if fill is not None else 0.0)
@@ -525,21 +509,6 @@ def complete(
     return out[0], out[1]
 
 
-def _rrf(
-    bm25: dict[str, float], sem: dict[str, float], kg: dict[str, float] | None, plan: SearchPlan
-) -> dict[str, float]:
-    """Reciprocal rank fusion of the sides that returned something (and the boost's ranking,
-    when some unit has a positive boost: an all-zero boost takes no share, as in the weighted
-    merge)."""
-    present = [s for s, scores in (("bm25", bm25), ("semantic", sem)) if scores]
-    rankings = {"bm25": list(bm25), "semantic": list(sem)}
-    boosted = {u: v for u, v in (kg or {}).items() if v > 0}
-    if boosted and present:
-        present.append("kg")
-        rankings["kg"] = order(boosted)
-    return rrf_merge(rankings, active_weights(plan.fusion.weights, present), plan.fusion.rrf_k)
-
-
 def _in_snapshot(sem: dict[str, float], lexical: LexicalIndex, trace: Trace) -> dict[str, float]:
     """The dense side's candidates without units the snapshot lacks (vectors of an interrupted
     write, or units written since the search began, hidden ones too): dropped before ranks and
@@ -555,19 +524,9 @@ def _in_snapshot(sem: dict[str, float], lexical: LexicalIndex, trace: Trace) -> 
     return {uid: v for uid, v in sem.items() if uid in known}
 
 
-def _ranked(
-    fused: dict[str, float],
-    best_rank: Mapping[str, int],
-    lexical: LexicalIndex,
-    plan: SearchPlan,
-) -> tuple[list[str], dict[str, float]]:
-    """Unit ids in fused order (after the per-document duplicate penalty) and their scores."""
-    ranked = order(fused, best_rank)
-    if plan.doc_penalty > 0:
-        doc_of = {uid: lexical.units[lexical.row_of[uid]].doc_id for uid in ranked}
-        fused = penalise_duplicates(ranked, fused, doc_of, plan.doc_penalty)
-        ranked = order(fused, best_rank)
-    return ranked, fused
+def _doc_of(fused: Mapping[str, float], lexical: LexicalIndex) -> dict[str, str]:
+    """The document of each fused unit (the duplicate penalty counts units per document)."""
+    return {uid: lexical.units[lexical.row_of[uid]].doc_id for uid in fused}
 
 
 # -- stage 6: the KG boost (an input of the merge) ------------------------------------------------
