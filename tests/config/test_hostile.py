@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from trilha.config import (
+    QueryProfile,
     load_agents,
     load_depth_plans,
     load_profiles,
@@ -46,8 +48,8 @@ PROFILE_CASES: list[tuple[Change, str]] = [
     (_profile("org_context", "anchors", []), "profiles.org_context.anchors: must have at least 1"),
     (_profile("org_context", "intent", "gossip"), "profiles.org_context.intent: must be one of"),
     (
-        _profile("org_context", "require_rbac", "perhaps"),
-        "profiles.org_context.require_rbac: must be true or false",
+        _profile("org_context", "require_validity", "perhaps"),
+        "profiles.org_context.require_validity: must be true or false",
     ),
     (_profile("org_context", "name", "other"), "profiles.org_context.name: is 'other'"),
     (
@@ -58,11 +60,6 @@ PROFILE_CASES: list[tuple[Change, str]] = [
         lambda d: d["intent_map"].__setitem__("guessing", "org_context"),
         "intent_map.guessing: must be one of 'factual'",
     ),
-    (
-        lambda d: d.__setitem__("default_profile", "nothing"),
-        "default_profile: no profile named 'nothing'",
-    ),
-    (lambda d: d.pop("default_profile"), "default_profile: required key is missing"),
     (lambda d: d.__setitem__("profiles", ["org_context"]), "profiles: must be a mapping of keys"),
 ]
 
@@ -80,6 +77,40 @@ def test_bad_query_profiles(write: Any, change: Change, expected: str) -> None:
     data = copy.deepcopy(shipped("profiles", "query_profiles.yaml"))
     change(data)
     assert _one_line(load_profiles, write("query_profiles.yaml", data)).startswith(expected)
+
+
+def test_retired_profile_keys_are_one_warning_line_each(
+    write: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file still setting seed 004's require_rbac (on every profile, false on one) and
+    default_profile loads without them, and says so once per key: never silently ignored, and
+    ``require_rbac: false`` never widens what a walk may see (the profile has no such switch)."""
+    old = copy.deepcopy(shipped("profiles", "query_profiles.yaml"))
+    for name, body in old["profiles"].items():
+        body["require_rbac"] = name != "process_state"
+    old["default_profile"] = "org_context"
+    path = write("query_profiles.yaml", old)
+    with caplog.at_level(logging.WARNING, logger="trilha.config"):
+        profiles = load_profiles(path)
+    assert profiles == load_profiles()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and all("\n" not in line for line in lines)
+    assert lines[0].startswith(f"{path}: default_profile is ignored") and "intent_map" in lines[0]
+    every = ", ".join(sorted(old["profiles"]))  # false on one is named like true on the others
+    assert lines[1].startswith(f"{path}: profiles {every}: require_rbac is ignored")
+    assert lines[1].endswith("remove it")
+    assert "require_rbac" not in QueryProfile.model_fields
+
+
+def test_a_profile_built_with_require_rbac_warns(caplog: pytest.LogCaptureFixture) -> None:
+    body = shipped("profiles", "query_profiles.yaml")["profiles"]["org_context"]
+    with caplog.at_level(logging.WARNING, logger="trilha.config"):
+        profile = QueryProfile.model_validate(
+            {"name": "org_context", **body, "require_rbac": False}
+        )
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith("QueryProfile: require_rbac is ignored")
+    assert profile == load_profiles().profiles["org_context"]
 
 
 @pytest.mark.parametrize(

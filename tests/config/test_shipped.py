@@ -61,8 +61,14 @@ def test_profiles_follow_seed_004() -> None:
         "strategy_alignment": 3,
     }
     assert profiles.profiles["document_evidence"].anchors == ("Doc", "Chunk", "DocSummary")
-    assert profiles.profile_for("orientation").name == "strategy_alignment"
-    assert profiles.profile_for("graph_insight").name == "org_context"  # the default
+    depths = load_depth_plans()
+    named = profiles.profile_for("orientation", depths.plan("D2"))
+    assert named is not None and named.name == "strategy_alignment"
+    unnamed = profiles.profile_for("graph_insight", depths.plan("D2"))  # the depth plan's
+    assert unnamed is not None and unnamed.name == "document_evidence"
+    d4 = profiles.profile_for("factual", depths.plan("D4"))  # a new anchor: the depth plan's
+    assert d4 is not None and d4.name == "strategy_alignment"
+    assert profiles.profile_for("factual", depths.plan("D0")) is None
     for profile in profiles.profiles.values():
         assert set(profile.anchors) <= set(NODE_SPECS)
         assert set(profile.allowed_rels) <= set(EDGE_SPECS)

@@ -52,7 +52,7 @@ def load_retrieval_config(
     """The global RetrievalConfig of ``path`` (else the shipped one), with the partial ``org``
     and ``user`` override files laid over it in that order (see :func:`merge_configs`)."""
     source = _source(path, PROFILES_PACKAGE, "retrieval_config.yaml")
-    config = _validate(RetrievalConfig, source, context={"source": source[1]})
+    config = _validate(RetrievalConfig, source)
     if config.scope != "global":
         raise ConfigurationError(f"{_name(path, 'retrieval_config.yaml')}: scope: must be 'global'")
     overrides: tuple[tuple[Scope, PathLike | None], ...] = (("org", org), ("user", user))
@@ -102,7 +102,7 @@ def _validate(
 ) -> M:
     data = _read(*source)
     try:
-        return model.model_validate(data, context=context)
+        return model.model_validate(data, context={"source": source[1], **(context or {})})
     except ValidationError as e:
         raise ConfigurationError(f"{source[1]}: {describe(e)}") from e
 

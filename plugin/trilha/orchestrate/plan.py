@@ -3,9 +3,10 @@
 * **Depth**: the request's, else the one the config maps the intent to.
 * **Sources**: the depth plan's (``profiles/depth_plans.yaml``). ``reset`` (D4) leaves the
   conversation out; ``new_anchor`` walks the depth plan's own profile.
-* **Profile** (REQ-RETR-022): the one the profile map names for the intent; for an intent it does
-  not name, the depth plan's suggested profile; none when the depth plan has none (D0). Its
-  ``max_hops`` is capped by the config's ``max_depth``.
+* **Profile** (REQ-RETR-022, :meth:`~trilha.config.ProfileSet.profile_for`): the one the
+  profile map names for the intent; for an intent it does not name, the depth plan's suggested
+  profile; none when the depth plan has none (D0). Its ``max_hops`` is capped by the config's
+  ``max_depth``.
 * **Strategy** (REQ-RETR-005): the request's; else, for a question about the state of work
   (pre-query found "overdue" or a status), the config's ``work_strategy``; else the config's
   default for the intent.
@@ -91,12 +92,9 @@ def plan_retrieval(
     depth = request.depth or config.orchestrator.depth_by_intent[intent]
     level = depths.plan(depth)
     sources = frozenset(level.sources)
-    profile: QueryProfile | None = None
-    if level.profile is not None:
-        named = level.profile if "new_anchor" in sources else profiles.intent_map.get(intent)
-        profile = profiles.profiles[named or level.profile]
-        if profile.max_hops > config.max_depth:
-            profile = profile.model_copy(update={"max_hops": config.max_depth})
+    profile = profiles.profile_for(intent, level)
+    if profile is not None and profile.max_hops > config.max_depth:
+        profile = profile.model_copy(update={"max_hops": config.max_depth})
     budget = min(request.max_tokens or level.max_tokens, config.max_tokens_context)
     return RetrievalPlan(
         depth=depth,

@@ -11,9 +11,10 @@ the rest of the budget. ``nodes_scanned`` counts both; ``truncated`` says the bu
 
 Visibility is a security boundary (REQ-RETR-009/011: every retrieval query respects it), so the
 caller's visibility filter runs on every anchor and every node a walk passes, whatever the
-profile says: a profile's ``require_rbac`` cannot switch it off, and ``filters_applied`` always
-lists ``visibility``. ``require_validity`` adds the temporal filter (valid_from on or before
-today, valid_to on or after it, expires_at after now) to the anchors and to every walked node.
+profile says (no profile can switch it off; seed 004's ``require_rbac`` is retired), and
+``filters_applied`` always lists ``visibility``. ``require_validity`` adds the temporal filter
+(valid_from on or before today, valid_to on or after it, expires_at after now) to the anchors and
+to every walked node.
 
 The score is a pure function of a node's props:
 
