@@ -136,3 +136,28 @@ def test_a_search_whose_reranker_is_down_keeps_the_fused_order(
     assert len(warned) == 1 and "HTTP 503" in warned[0]
     assert warned[0].endswith("; kept the fused order")
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == warned
+
+
+def test_a_search_degraded_by_a_reranker_down_is_not_cached(sample_ws: Workspace) -> None:
+    """The fused order a reranker that was down left is not kept: the same search asked again
+    within the cache's TTL reranks once the server answers."""
+    assert sample_ws.cache is not None
+    query = "a degraded search is asked again once the reranker is back"
+    with TEITestServer() as tei:
+        sample_ws.use_reranker(TEIReranker(TEIClient(tei.url, retries=0), top_n=4))
+        try:
+            tei.fail_next = 1
+            down = sample_ws.search(query, top_k=4, candidates=12, rerank=True)
+            back = sample_ws.search(query, top_k=4, candidates=12, rerank=True)
+            again = sample_ws.search(query, top_k=4, candidates=12, rerank=True)
+        finally:
+            sample_ws.use_reranker(None)
+        assert [p for p, _ in tei.requests] == ["/rerank", "/rerank"]
+    assert down.trace.stage("rerank") is None and any(
+        "rerank unavailable" in w for w in down.trace.warnings
+    )
+    assert not back.trace.cache_hit and back.trace.stage("rerank") is not None
+    assert all(h.scores.rerank is not None for h in back.hits)
+    assert again.trace.cache_hit and [h.unit.unit_id for h in again.hits] == [
+        h.unit.unit_id for h in back.hits
+    ]

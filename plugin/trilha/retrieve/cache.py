@@ -167,11 +167,13 @@ class ResultCache:
         ]
         return Lookup(result, latency)
 
-    def keep(self, key: str, result: SearchResult, lookup: Lookup) -> SearchResult:
-        """Keep ``result`` under ``key``; returns a copy with the missed lookup as its first
-        stage (``result`` is not changed)."""
+    def keep(
+        self, key: str, result: SearchResult, lookup: Lookup, store: bool = True
+    ) -> SearchResult:
+        """Keep ``result`` under ``key`` (unless not ``store``); returns a copy with the missed
+        lookup as its first stage (``result`` is not changed)."""
         warning = lookup.warning
-        if warning is None:
+        if warning is None and store:
             trouble = self.write(key, result.model_dump_json())
             warning = trouble and f"{trouble}; the result was not kept"
         stage = StageTrace(name="cache", latency_ms=lookup.latency_ms, count=0, note="miss")

@@ -176,7 +176,7 @@ def search(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> SearchR
         if lookup is not None and lookup.result is not None:
             return lookup.result
         result = with_empty_warning(retrieve(plan, vector, c), c)
-        return kept(key, reranked(plan, result, c), lookup, c)
+        return kept(key, plan, reranked(plan, result, c), lookup, c)
 
 
 async def asearch(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> SearchResult:
@@ -215,12 +215,25 @@ def cache_key_of(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> s
     return cache_key(plan, c.scope)
 
 
-def kept(key: str, result: SearchResult, lookup: Lookup | None, c: Collaborators) -> SearchResult:
-    """``result``, kept in the cache when it was looked up there (a new result, whose first
-    stage is the missed lookup)."""
+def kept(
+    key: str, plan: SearchPlan, result: SearchResult, lookup: Lookup | None, c: Collaborators
+) -> SearchResult:
+    """``result``, kept in the cache when it was looked up there and is whole (a new result,
+    whose first stage is the missed lookup): a :func:`degraded` one is not kept, so the same
+    search asked again runs whole once the backend is back."""
     if c.cache is None or lookup is None:
         return result
-    return c.cache.keep(key, result, lookup)
+    return c.cache.keep(key, result, lookup, store=not degraded(plan, result))
+
+
+def degraded(plan: SearchPlan, result: SearchResult) -> bool:
+    """Whether a stage the plan asked for was unavailable: the expander's model, the query
+    encoder or the graph (its stage has a note saying why), or the reranker (the fused order
+    kept, no ``rerank`` stage)."""
+    stages = result.trace.stages
+    if plan.rerank and not any(s.name == "rerank" for s in stages):
+        return True
+    return any(s.note for s in stages if s.name in ("expand", "encode", "kg"))
 
 
 def check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:
