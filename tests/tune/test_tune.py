@@ -18,6 +18,7 @@ from trilha.eval.runner import rank_scores
 from trilha.eval.systems import SPECS, workspace_system
 from trilha.retrieve.fusion import Weights, peakedness, shaped
 from trilha.retrieve.fusion_table import TUNED_FILE, Fusion, FusionTable
+from trilha.retrieve.plan import fusion_for
 from trilha.settings import TrilhaSettings
 from trilha.tune.candidates import collect
 from trilha.tune.fit import folds_of
@@ -140,9 +141,10 @@ def test_layers_settings_and_requests(tmp_path: Path) -> None:
     assert (en.merge, en.weight_bm25) == ("weighted", 0.5)
     assert origin["weight_bm25"] == "seed 001 default"
     assert table.languages() == ["pt"]
-    assert table.for_query("Qual o prazo de prescrição?", ["en", "pt"])[0] == "pt"
+    assert fusion_for(table, "Qual o prazo de prescrição?", lambda: ["en", "pt"])[0] == "pt"
     plain = FusionTable.of(TrilhaSettings(), tmp_path / "nowhere")
-    assert plain.for_query("Qual o prazo de prescrição?", ["en", "pt"]) == (None, Fusion())
+    langs = lambda: ["en", "pt"]  # noqa: E731
+    assert fusion_for(plain, "Qual o prazo de prescrição?", langs) == (None, Fusion())
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ from trilha.graph.boost.service import BoostGate, KGBooster
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.export.context import build_context, render_context_md
 from trilha.graph.log import RetrievalLog
-from trilha.graph.read.cache import CachedReads, TTLCache
+from trilha.graph.read.cache import CachedReads
 from trilha.graph.read.path import path as read_path
 from trilha.graph.read.profile_reads import ProfileReads
 from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
@@ -31,6 +31,7 @@ from trilha.graph.read.topn import topn as read_topn
 from trilha.graph.stores.base import GraphStore
 from trilha.graph.stores.factory import open_graph_store
 from trilha.graph.writes import GraphWrites
+from trilha.retrieve.cache import TTLCache
 from trilha.settings import TrilhaSettings
 
 logger = logging.getLogger(__name__)

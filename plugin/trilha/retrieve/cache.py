@@ -9,23 +9,27 @@ an ingest, a deletion or a graph write moves the generation, so no result outliv
 came from. Two callers share an entry only when every one of those is equal.
 
 A Redis that is down or slow degrades to no cache, with the warning in the result's trace.
+In-process entries live in a :class:`TTLCache` (least recently used evicted first), the one TTL
+cache of the package: the graph reads keep theirs in it too (:mod:`trilha.graph.read.cache`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
-from trilha.graph.read.cache import TTLCache
 from trilha.types import SearchResult, StageTrace
 
 if TYPE_CHECKING:
     from trilha.retrieve.plan import SearchPlan
 
+V = TypeVar("V")
 #: Prefix of every key this cache writes (in Redis, too).
 PREFIX = "trilha:result:"
 #: Seconds a Redis call may take before the cache is skipped for that search.
@@ -67,9 +71,50 @@ def cache_key(plan: SearchPlan, scope: dict[str, Any]) -> str:
 _HOW = {"rerank", "keep", "expand"}
 
 
+class TTLCache(Generic[V]):
+    """At most ``max_size`` entries, each valid for ``ttl_s`` seconds of ``clock``."""
+
+    def __init__(
+        self, ttl_s: float = 60.0, max_size: int = 256, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl_s, self.max_size, self._clock = ttl_s, max_size, clock
+        self._data: OrderedDict[str, tuple[float, V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> V | None:
+        """The cached value, or None when absent or expired."""
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is None:
+                return None
+            if self._clock() - hit[0] > self.ttl_s:
+                del self._data[key]
+                return None
+            self._data.move_to_end(key)
+            return hit[1]
+
+    def put(self, key: str, value: V) -> None:
+        """Store ``value``; evicts the least recently used entry when full."""
+        if self.ttl_s <= 0 or self.max_size <= 0:
+            return
+        with self._lock:
+            self._data[key] = (self._clock(), value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.max_size:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget everything (after a write)."""
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
 class MemoryStore:
     """In-process entries, each kept ``ttl_s``; the least recently used go first past
-    ``max_entries`` (the graph reads' :class:`~trilha.graph.read.cache.TTLCache`)."""
+    ``max_entries`` (a :class:`TTLCache`)."""
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ It tells, for each value in force, which layer set it (``trilha info`` prints th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trilha.config.loader import PROFILES_PACKAGE, yaml_problem
 from trilha.errors import BadRequestError, one_line
-from trilha.index.language import query_language
 from trilha.settings import Depth, Fusion, Merge, RrfK, Share, Signal, TrilhaSettings, Weights
 
 __all__ = [
@@ -76,8 +75,11 @@ class FusionTable:
 
     def __init__(self, layers: list[tuple[str, Mapping[str, FusionLayer]]]) -> None:
         self.layers = layers
-        self._languages = sorted({k for _, t in layers for k in t if k != ANY_LANG})
-        self._resolved: dict[str, Fusion] = {}
+        #: Languages some layer names (none: every query is fused as ``default``).
+        self.named = sorted({k for _, t in layers for k in t if k != ANY_LANG})
+        #: Fusions resolved so far per (language, request merge, request weights), so that a
+        #: search resolves none (:func:`trilha.retrieve.plan.fusion_for`).
+        self.chosen: dict[tuple[str, Merge | None, Weights | None], Fusion] = {}
 
     @classmethod
     def of(
@@ -127,20 +129,9 @@ class FusionTable:
         origin |= dict.fromkeys(asked, "request")
         return fusion.overridden(merge, weights), origin
 
-    def for_query(self, text: str, langs: Sequence[str]) -> tuple[str | None, Fusion]:
-        """The language a query is searched in (:func:`~trilha.index.language.query_language`
-        among an index's ``langs``) and its fusion; (None, the fusion of every language) when no
-        layer names a language, so that no query is run through the detector for nothing."""
-        lang = query_language(text, langs) if self._languages else None
-        key = lang or ANY_LANG
-        fusion = self._resolved.get(key)
-        if fusion is None:
-            fusion = self._resolved[key] = self.resolve(key)[0]
-        return lang, fusion
-
     def languages(self) -> list[str]:
         """Languages some layer names."""
-        return list(self._languages)
+        return list(self.named)
 
 
 def read_table(path: Path) -> dict[str, FusionLayer]:

@@ -193,13 +193,13 @@ async def asearch(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> 
         result = with_empty_warning(result, c)
         if plan.rerank:
             result = await asyncio.to_thread(reranked, plan, result, c)  # loading it, too
-        return kept(key, result, lookup, c)
+        return kept(key, plan, result, lookup, c)
 
 
 # -- stage 1: the result cache --------------------------------------------------------------------
 def cached(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> tuple[str, Lookup | None]:
     """The checked vector's search key, and its lookup in the cache (None: not cached)."""
-    check_vector(vector, c.dimension, c.embedder.model_id)
+    check_vector(vector, c.dimension, c.embedder)
     key = cache_key_of(plan, vector, c)
     if c.cache is None or not key:
         return key, None
@@ -236,12 +236,13 @@ def degraded(plan: SearchPlan, result: SearchResult) -> bool:
     return any(s.note for s in stages if s.name in ("expand", "encode", "kg"))
 
 
-def check_vector(vector: Vector | None, dimension: int, model_id: str) -> None:
-    """A query embedding must be one vector of the workspace's dimension."""
+def check_vector(vector: Vector | None, dimension: int, embedder: Embedder) -> None:
+    """A query embedding must be one vector of the workspace's dimension (``embedder``'s)."""
     if vector is not None and tuple(np.shape(vector)) != (dimension,):
         raise BadRequestError(
             f"the query embedding has shape {tuple(np.shape(vector))}, this workspace's encoder "
-            f"makes ({dimension},) vectors ({model_id}); embed the query with the same model"
+            f"makes ({dimension},) vectors ({embedder.model_id}); embed the query with the same "
+            "model"
         )
 
 

@@ -16,19 +16,24 @@ so that ``top_k`` results come back whenever ``top_k`` units match the filters.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError
 
 from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filters import FilterExpr
+from trilha.index.language import query_language
 from trilha.request import SearchRequest
-from trilha.retrieve.fusion_table import Fusion
-from trilha.settings import TrilhaSettings
+from trilha.retrieve.fusion_table import ANY_LANG, Fusion, FusionTable
+from trilha.settings import Merge, TrilhaSettings, Weights
 from trilha.types import Side
 
 #: Pool reranked when a request asks for rerank without ``candidates`` (seed 002's k).
 RERANK_POOL = 40
+#: Fusions a :class:`FusionTable` keeps chosen (requests' own weights are many; past this many
+#: the table resolves them afresh).
+CHOSEN_MAX = 256
 
 
 class SearchPlan(BaseModel):
@@ -43,7 +48,10 @@ class SearchPlan(BaseModel):
     candidates: int | None = Field(None, gt=0, description="Seed 002's k: pool before rerank.")
     rerank: bool = Field(False, description="Rerank the fused hits, keeping ``keep``.")
     expand: bool = Field(False, description="Also search the query's variants.")
-    fusion: Fusion = Field(default_factory=Fusion, description="Merge, weights, RRF k, depths.")
+    # a Fusion validated when it was made (frozen): not validated again per search
+    fusion: InstanceOf[Fusion] = Field(
+        default_factory=Fusion, description="Merge, weights, RRF k, depths."
+    )
     candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")
     doc_penalty: float = Field(0.0, ge=0, lt=1, description="Per-doc duplicate decay.")
     lang: str | None = Field(
@@ -75,9 +83,9 @@ def plan(
 ) -> SearchPlan:
     """The search ``request`` asks for, with the settings' defaults where it says nothing.
 
-    ``fusion`` is the merge, weights, RRF k and side depths for the query's language ``lang``
-    (:class:`~trilha.retrieve.fusion_table.FusionTable`; default: the settings' own values);
-    the request's ``merge`` and ``weights`` override it. The KG boost defaults to
+    ``fusion`` is the merge, weights, RRF k and side depths in force for the query's language
+    ``lang`` with the request's ``merge`` and ``weights`` over them (:func:`fusion_for`);
+    default: the settings' own values with the request's over them. The KG boost defaults to
     ``TRILHA_KG_BOOST`` when the workspace has a graph; sizes are :func:`sizes`'.
     """
     s = settings
@@ -91,7 +99,7 @@ def plan(
             candidates=candidates,
             rerank=request.rerank,
             expand=request.expand,
-            fusion=(fusion or Fusion.of_settings(s)).overridden(request.merge, request.weights),
+            fusion=fusion or Fusion.of_settings(s).overridden(request.merge, request.weights),
             candidate_cap=s.candidate_cap,
             lang=lang,
             doc_penalty=s.doc_penalty,
@@ -102,6 +110,28 @@ def plan(
         )
     except ValidationError as e:
         raise BadRequestError(f"invalid search parameters: {one_line(e)}") from e
+
+
+def fusion_for(
+    table: FusionTable,
+    query: str,
+    langs: Callable[[], Sequence[str]],
+    merge: Merge | None = None,
+    weights: Weights | None = None,
+) -> tuple[str | None, Fusion]:
+    """The language ``query`` is searched in (:func:`~trilha.index.language.query_language`
+    among the index's ``langs()``) and its fusion from ``table`` with a request's ``merge`` and
+    ``weights`` over it, resolved once per (language, merge, weights); (None, the fusion of
+    every language) when no layer names a language, so that no query is run through the
+    detector (nor the index's languages read) for nothing."""
+    lang = query_language(query, langs()) if table.named else None
+    key = (lang or ANY_LANG, merge, weights)
+    fusion = table.chosen.get(key)
+    if fusion is None:
+        if len(table.chosen) >= CHOSEN_MAX:
+            table.chosen.clear()
+        fusion = table.chosen[key] = table.resolve(key[0], merge, weights)[0]
+    return lang, fusion
 
 
 def sizes(request: SearchRequest, s: TrilhaSettings) -> tuple[int, int, int | None]:

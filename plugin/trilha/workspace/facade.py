@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +36,7 @@ from trilha.retrieve.cache import ResultCache
 from trilha.retrieve.expand import make_expander
 from trilha.retrieve.fusion_table import FusionTable
 from trilha.retrieve.pipeline import Collaborators
-from trilha.retrieve.plan import SearchPlan, plan
+from trilha.retrieve.plan import SearchPlan, fusion_for, plan
 from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
@@ -88,6 +89,8 @@ class Workspace(UnitReads):
         self._closed = False
         #: Read-only (:mod:`trilha.workspace.shared`): no writes; searches follow the writer.
         self.read_only: Final = parts.follower is not None
+        self._follower = parts.follower
+        self._encoder_id: str | None = None  # the encoder's model id, read on the first search
 
     @classmethod
     def open(
@@ -227,8 +230,10 @@ class Workspace(UnitReads):
         """The concrete search a request (or a query and :class:`SearchRequest` fields) asks
         for, with this workspace's defaults."""
         req = SearchRequest.make(request, **fields)
-        self._parts.follow()
-        lang, fusion = self.fusion.for_query(req.query, self.searcher.langs_for(req.principal))
+        if self._follower is not None:
+            self._follower.follow()  # catch up with the writing process
+        langs = partial(self.searcher.langs_for, req.principal)  # read only when needed
+        lang, fusion = fusion_for(self.fusion, req.query, langs, req.merge, req.weights)
         return plan(req, self.settings, self.graph is not None, fusion, lang)
 
     @property
@@ -297,9 +302,11 @@ class Workspace(UnitReads):
     def cache_scope(self, kg: bool, rerank: bool) -> dict[str, Any]:
         """What a cached result depends on besides its request: the workspace, its encoder, the
         lexical snapshot's generation, the graph's (when boosted) and the reranker (when used)."""
+        if self._encoder_id is None:
+            self._encoder_id = self.embedder.model_id  # fixed once known (a server's is asked)
         return {
             "workspace": self._resolved,
-            "encoder": self.embedder.model_id,
+            "encoder": self._encoder_id,
             "generation": self.searcher.lexical.generation,
             "graph": self.store.graph_generation if kg else None,
             "reranker": self.reranker_identity if rerank else None,

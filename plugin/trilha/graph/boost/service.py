@@ -128,10 +128,14 @@ class KGBooster:
         """``(unit_id -> boost in [0, 1], warning)`` of the entities ``query`` mentions (the
         ingest-time rule extractor's, :func:`~trilha.graph.build.extract.entities_in_query`),
         from what ``principal`` sees (None: anonymous); only ``relevant`` units may score (all
-        units when None)."""
-        result = self.boost_entities(
-            unit_ids, entities_in_query(query), relevant=relevant, principal=principal
-        )
+        units when None). The query's entities are found only when the gate needs them (they
+        alone may count) or the graph is read."""
+        gate = self._gate
+        entities = entities_in_query(query) if gate.entities_alone else None
+        result = gate.nothing_to_read(unit_ids, entities or (), principal)
+        if result is None:
+            entities = entities_in_query(query) if entities is None else entities
+            result = self._read(unit_ids, entities, relevant, principal)
         return result.scores, result.warning
 
     def boost_entities(
@@ -150,6 +154,16 @@ class KGBooster:
         nothing = self._gate.nothing_to_read(unit_ids, query_entities, principal)
         if nothing is not None:
             return nothing
+        return self._read(unit_ids, query_entities, relevant, principal)
+
+    def _read(
+        self,
+        unit_ids: Sequence[str],
+        query_entities: Sequence[str],
+        relevant: Collection[str] | None,
+        principal: Principal | None,
+    ) -> BoostResult:
+        """The boost read from the graph (the gate let it through), logged."""
         start = time.perf_counter()
         result = compute_kg_boost(
             self.store,
