@@ -13,11 +13,16 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from trilha.config.agents import AgentSpec
-from trilha.config.depth import DepthPlan, DepthPlans
-from trilha.config.orchestration import Instructions, OrchestratorDefaults
-from trilha.config.profiles import ProfileSet, QueryProfile
-from trilha.config.retrieval import RetrievalConfig
+from trilha.config import (
+    AgentSpec,
+    DepthPlan,
+    DepthPlans,
+    Instructions,
+    OrchestratorDefaults,
+    ProfileSet,
+    QueryProfile,
+    RetrievalConfig,
+)
 from trilha.server.config import KeyEntry, ProjectEntry, ServiceConfig
 from trilha.settings import Fusion, TrilhaSettings, Weights
 

@@ -103,7 +103,7 @@ def test_a_retired_search_block_is_one_warning_line(
     write: Any, global_: RetrievalConfig, caplog: pytest.LogCaptureFixture
 ) -> None:
     old = write("ana.yaml", {"search": {"top_k": 5, "weights": {"kg": 0.3}}, "max_depth": 3})
-    with caplog.at_level(logging.WARNING, logger="trilha.config.retrieval"):
+    with caplog.at_level(logging.WARNING, logger="trilha.config.models"):
         merged = load_retrieval_config(user=old)
     assert merged.max_depth == 3 and merged == merge_configs(global_, user={"max_depth": 3})
     (line,) = [r.getMessage() for r in caplog.records]

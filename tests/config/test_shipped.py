@@ -12,7 +12,7 @@ from trilha.config import (
     load_profiles,
     load_retrieval_config,
 )
-from trilha.config.profiles import SEED_LABELS
+from trilha.config.models import SEED_LABELS
 from trilha.graph.build.records import loads_records
 from trilha.graph.model import EDGE_SPECS, NODE_SPECS
 

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from tests.graph.profile_world import EDGES, NODES, NOW, TODAY, access, write
 from trilha.access import Principal, visible
-from trilha.config import load_profiles
-from trilha.config.profiles import QueryProfile
+from trilha.config import QueryProfile, load_profiles
 from trilha.graph.read.profile_query import ProfileQuery, fold
 from trilha.graph.read.profile_reads import search_claims
 from trilha.graph.read.profile_walk import profile_walk

@@ -12,8 +12,7 @@ import pytest
 from tests.graph.conftest import BACKENDS, SharedServerGraph, bolt_store
 from tests.graph.profile_world import ANA, NOW, TODAY, write
 from trilha.access import Principal
-from trilha.config import load_profiles
-from trilha.config.profiles import QueryProfile
+from trilha.config import QueryProfile, load_profiles
 from trilha.errors import BadRequestError
 from trilha.graph.read.profile_query import ProfileQuery
 from trilha.graph.read.profile_reads import priority_items, strategy_items

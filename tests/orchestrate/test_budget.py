@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trilha.config.orchestration import MemoryClass
+from trilha.config import MemoryClass
 from trilha.orchestrate.budget import fit
 from trilha.orchestrate.bundle import ContextItem, ItemCitation, Provenance
 from trilha.tokens import count_tokens

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from trilha.access import Principal
+from trilha.config import OrchestratorConfig
 from trilha.orchestrate.assemble import assemble
-from trilha.orchestrate.config import OrchestratorConfig
 from trilha.orchestrate.plan import plan_retrieval
 from trilha.orchestrate.prequery import prequery
 from trilha.orchestrate.request import RetrievalRequest

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from trilha.config.intents import INTENTS
+from trilha.config import INTENTS
 from trilha.errors import BadRequestError, ConfigurationError
 from trilha.orchestrate.prequery import HeuristicClassifier, PreQuery, load_rules, prequery
 from trilha.orchestrate.prequery.evaluate import Labelled, evaluate, load_labelled

@@ -1,20 +1,41 @@
 """Configuration as data: Query Profiles, depth plans, RetrievalConfig and agents (seed 004).
 
-The YAML shipped in ``trilha.profiles`` and ``trilha.agents`` (or a file you pass) is loaded into
-frozen pydantic models and checked once, against the graph model and against each other.
+The YAML shipped in ``trilha.profiles`` and ``trilha.agents`` (or a file you pass, or a
+workspace's own copies) is loaded into frozen pydantic models (:mod:`trilha.config.models`) and
+checked once, against the graph model and against each other (:mod:`trilha.config.loader`).
 """
 
-from trilha.config.agents import TOOL_NAMES, AgentSpec, ToolName
-from trilha.config.depth import DEPTH_LEVELS, DepthLevel, DepthPlan, DepthPlans, MemorySource
-from trilha.config.intents import INTENTS, STRATEGIES, Intent, Strategy
 from trilha.config.loader import (
+    OrchestratorConfig,
+    apply_override,
     load_agents,
     load_depth_plans,
     load_profiles,
     load_retrieval_config,
+    merge_configs,
 )
-from trilha.config.profiles import ProfileSet, QueryProfile
-from trilha.config.retrieval import RetrievalConfig, Scope, apply_override, merge_configs
+from trilha.config.models import (
+    DEPTH_LEVELS,
+    INTENTS,
+    STRATEGIES,
+    TOOL_NAMES,
+    AgentSpec,
+    AnswerLength,
+    DepthLevel,
+    DepthPlan,
+    DepthPlans,
+    Instructions,
+    Intent,
+    MemoryClass,
+    MemorySource,
+    OrchestratorDefaults,
+    ProfileSet,
+    QueryProfile,
+    RetrievalConfig,
+    Scope,
+    Strategy,
+    ToolName,
+)
 from trilha.settings import Weights
 
 __all__ = [
@@ -23,11 +44,16 @@ __all__ = [
     "STRATEGIES",
     "TOOL_NAMES",
     "AgentSpec",
+    "AnswerLength",
     "DepthLevel",
     "DepthPlan",
     "DepthPlans",
+    "Instructions",
     "Intent",
+    "MemoryClass",
     "MemorySource",
+    "OrchestratorConfig",
+    "OrchestratorDefaults",
     "ProfileSet",
     "QueryProfile",
     "RetrievalConfig",

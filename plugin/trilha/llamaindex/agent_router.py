@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from trilha.config import AgentSpec
-from trilha.config.intents import Intent
+from trilha.config import AgentSpec, Intent
 from trilha.errors import ConfigurationError
 from trilha.orchestrate import Orchestrator
 from trilha.orchestrate.prequery import GroqClassifier, PreQuery, aprequery, prequery

@@ -6,6 +6,7 @@ strategies → a budgeted, cited, permission-safe ContextBundle.
 ...                                                 raw_query="Quais tarefas estão atrasadas?"))
 """
 
+from trilha.config import OrchestratorConfig
 from trilha.orchestrate.bundle import (
     ByMemoryClass,
     CdcMetadata,
@@ -15,7 +16,6 @@ from trilha.orchestrate.bundle import (
     ItemCitation,
     Provenance,
 )
-from trilha.orchestrate.config import OrchestratorConfig
 from trilha.orchestrate.orchestrator import Orchestrator
 from trilha.orchestrate.request import RetrievalRequest
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trilha.config.orchestration import MemoryClass
+from trilha.config import MemoryClass
 from trilha.orchestrate.bundle import ContextItem
 from trilha.tokens import count_tokens, truncate_to_tokens
 

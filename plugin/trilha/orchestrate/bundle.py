@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trilha.config import DepthLevel
-from trilha.config.orchestration import MemoryClass
+from trilha.config import DepthLevel, MemoryClass
 from trilha.orchestrate.prequery.model import PreQuery
 from trilha.types import Location, StageLog, StepTrace
 

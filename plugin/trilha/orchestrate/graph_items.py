@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from trilha.config.orchestration import MemoryClass
+from trilha.config import MemoryClass
 from trilha.graph.read.profile_reads import ClaimHit
 from trilha.graph.read.profile_walk import ProfileHit
 from trilha.orchestrate.bundle import ClaimItem, ContextItem, ItemCitation, Provenance

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trilha.config import QueryProfile
-from trilha.config.orchestration import MemoryClass
+from trilha.config import MemoryClass, QueryProfile
 from trilha.errors import TrilhaError
 from trilha.graph.read.profile_query import AnchorTexts, ProfileQuery
 from trilha.graph.read.profile_reads import ClaimSearchResult, priority_items, search_claims

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from trilha.access import ACCESS_KEYS
-from trilha.config.orchestration import MemoryClass
+from trilha.config import MemoryClass
 from trilha.memory import RetrievalJob, Turn
 from trilha.orchestrate.bundle import ContextItem, ItemCitation, Provenance
 from trilha.tokens import count_tokens

@@ -21,13 +21,13 @@ from typing import Any
 
 from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE, load_principals
+from trilha.config import OrchestratorConfig
 from trilha.errors import BadRequestError, WorkspaceError
 from trilha.memory import MEMORY_FILE, GraphMemoryMirror, JobLog, MemoryStore
 from trilha.memory.turns import Clock, utc_now
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
 from trilha.orchestrate.bundle import ContextBundle
-from trilha.orchestrate.config import OrchestratorConfig
 from trilha.orchestrate.graph_caches import GraphCaches
 from trilha.orchestrate.joblog import JobRecorder, job_of
 from trilha.orchestrate.plan import plan_retrieval

@@ -13,8 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trilha.answer.types import AskParams
-from trilha.config.depth import DepthLevel
-from trilha.config.intents import Strategy
+from trilha.config import DepthLevel, Strategy
 from trilha.types import MAX_QUESTION_CHARS, Hit, Trace
 
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$"

@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from trilha.access import Principal
-from trilha.config.profiles import QueryProfile
+from trilha.config import QueryProfile
 from trilha.graph.model import NODE_SPECS, display_id
 from trilha.graph.read import profile_query as cypher
 from trilha.graph.read.cache import CachedReads

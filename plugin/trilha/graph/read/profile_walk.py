@@ -59,7 +59,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from trilha.access import Principal
-from trilha.config.profiles import QueryProfile
+from trilha.config import QueryProfile
 from trilha.errors import BadRequestError
 from trilha.graph.model import PropValue, display_id
 from trilha.graph.read import path_search

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from trilha.config.intents import INTENTS, Intent
+from trilha.config import INTENTS, Intent
 from trilha.errors import BadRequestError, one_line
 from trilha.orchestrate.prequery.model import HorizonName, PreQuery
 

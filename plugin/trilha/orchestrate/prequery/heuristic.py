@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from trilha.config.intents import Intent
+from trilha.config import Intent
 from trilha.orchestrate.prequery import horizon, text
 from trilha.orchestrate.prequery.model import (
     AnswerConstraints,

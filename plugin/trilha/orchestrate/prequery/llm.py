@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trilha.config.intents import INTENTS, Intent
+from trilha.config import INTENTS, Intent
 from trilha.errors import BackendUnavailableError, one_line
 from trilha.graph.model import NODE_SPECS
 from trilha.orchestrate.prequery import horizon

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from trilha.config.intents import Intent
+from trilha.config import Intent
 from trilha.types import StageLog, StepTrace
 
 HorizonName = Literal[

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from trilha.config.intents import INTENTS, Intent
+from trilha.config import INTENTS, Intent
 from trilha.errors import ConfigurationError, one_line
 from trilha.graph.model import NODE_SPECS
 from trilha.orchestrate.prequery.model import HorizonName
