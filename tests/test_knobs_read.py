@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import logging
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,20 @@ def test_every_field_is_read_by_package_code(model: type[BaseModel]) -> None:
         if field not in names and not any(field.startswith(p) for p in prefixes)
     ]
     assert unread == [], f"{model.__name__}: fields read by nothing: {unread}"
+
+
+def test_a_retired_variable_still_set_is_named_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from trilha import settings as module
+
+    monkeypatch.setenv("TRILHA_KG_BOOST_MAX_CONCURRENCY", "4")
+    monkeypatch.setattr(module, "_RETIRED_SAID", set())
+    with caplog.at_level(logging.WARNING, logger="trilha.settings"):
+        module.TrilhaSettings()
+        module.TrilhaSettings()
+    said = [r.getMessage() for r in caplog.records if "RETIRED" in r.getMessage().upper()]
+    assert said == [
+        "TRILHA_KG_BOOST_MAX_CONCURRENCY is retired and ignored: the boost runs once per search, "
+        "nothing to cap; unset it"
+    ]

