@@ -25,7 +25,8 @@ import numpy as np
 from trilha.eval.beir import load_beir
 from trilha.retrieve.fusion_table import Fusion
 from trilha.tune.candidates import collect
-from trilha.tune.fit import merge_grid, score_matrix
+from trilha.tune.fit import merge_grid
+from trilha.tune.replay import ndcg_matrix
 from trilha.workspace import Workspace
 
 TOP_K = 100
@@ -38,7 +39,7 @@ def scores_of(data: Path, workspace: Path, grid: list[Fusion]) -> dict[str, np.n
         for split in ("train", "test"):
             ds = load_beir(data, split)
             queries = collect(ws, ds.queries, ds.qrels)
-            out[split] = score_matrix(queries, grid, TOP_K).mean(axis=1)
+            out[split] = ndcg_matrix(queries, grid, TOP_K).mean(axis=1)
     return out
 
 

@@ -15,7 +15,7 @@ from trilha.answer.nodes import rerank_results
 from trilha.answer.run import Run
 from trilha.answer.schemas import SchemaViolation, check, schema_of
 from trilha.answer.types import NODES, Answer, AskRequest
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, ConfigurationError
 from trilha.remote import TEIClient, TEIReranker
 from trilha.rerank.cross_encoder import CrossEncoderReranker
 from trilha.testing.tei_server import TEITestServer
@@ -296,3 +296,19 @@ def test_an_answer_whose_reranker_is_down_keeps_the_fused_order(
     assert len(warned) == 1 and "HTTP 503" in warned[0]
     assert warned[0].endswith("; kept the fused order")
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == warned
+
+
+def test_an_answer_asked_to_rerank_without_a_reranker_keeps_the_fused_order(
+    sample_ws: Workspace,
+) -> None:
+    """No reranker configured: the answer keeps the fused order, warned (a search says so as an
+    error instead, :func:`trilha.retrieve.pipeline.reranked`)."""
+    assert sample_ws.settings.reranker_model is None
+    question = "Who must a lost laptop be reported to, and how fast?"
+    fused = ask(sample_ws, question, principal=ACME, top_n=3, k=10)
+    unranked = ask(sample_ws, question, principal=ACME, rerank=True, top_n=3, k=10)
+    assert [c.unit_id for c in unranked.citations] == [c.unit_id for c in fused.citations]
+    warned = [w for w in unranked.trace.warnings if w.startswith("rerank unavailable (")]
+    assert len(warned) == 1 and "no reranker" in warned[0]
+    with pytest.raises(ConfigurationError, match="no reranker"):
+        sample_ws.search(question, principal=ACME, rerank=True)

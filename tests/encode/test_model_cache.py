@@ -17,6 +17,7 @@ from tests.conftest import make_docs, packaged_export
 from trilha.encode import onnx_export, sentence_transformers
 from trilha.encode.onnx_export import export_once, model_cache, older_key
 from trilha.encode.onnx_folder import ONNX_FILE
+from trilha.errors import ConfigurationError
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder, resolve_model_path
 from trilha.settings import PACKAGED_MODEL, TrilhaSettings
 from trilha.workspace import Workspace
@@ -181,3 +182,10 @@ def test_a_failed_export_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         export_once(folder, lambda f: f.exists(), write)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".locks"]
+
+
+def test_a_cache_that_cannot_be_written_says_which_setting_to_change(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("in the way")
+    folder = tmp_path / "file" / "models" / "encoder-x"
+    with pytest.raises(ConfigurationError, match="point TRILHA_MODEL_CACHE at a folder"):
+        export_once(folder, lambda f: f.exists(), lambda tmp: None)

@@ -13,12 +13,17 @@ from trilha.answer.parse import parse_question
 from trilha.answer.run import Run
 from trilha.answer.schemas import check
 from trilha.answer.sentences import split_sentences
+from trilha.errors import ConfigurationError
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr, combine
 from trilha.index.language import detect_language, query_language
 from trilha.rerank.base import RERANK_UNAVAILABLE, apply_scores, rerank_unavailable
 from trilha.retrieve.pipeline import with_rerank_stage
 from trilha.types import Hit, SearchResult, Trace
+
+#: An answer asked to rerank also keeps the fused order (warned) when no reranker is configured
+#: or its files cannot be read, where a search says so as an error: the answer is still useful.
+NO_RERANKER = (ConfigurationError, OSError)
 
 if TYPE_CHECKING:
     from trilha.answer.compose import LLMComposer
@@ -112,7 +117,7 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     if params.rerank and candidates:
         try:
             run.reranked, run.search = _rerank_windows(ws, run, candidates, params.top_n)
-        except RERANK_UNAVAILABLE as e:
+        except (*RERANK_UNAVAILABLE, *NO_RERANKER) as e:
             run.warnings.append(rerank_unavailable(e))
             run.rerank_model = "none"
     check("RerankResults", "output", {"reranked": _items(run.reranked)})

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from trilha.diskspace import disk_full_errors
+from trilha.errors import ConfigurationError
 
 try:
     import fcntl
@@ -126,7 +127,13 @@ def export_once(folder: Path, ready: Callable[[Path], bool], write: Callable[[Pa
     if ready(folder):
         return
     locks = folder.parent / ".locks"  # beside the exports, not among them
-    locks.mkdir(parents=True, exist_ok=True)
+    try:
+        locks.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # not writable, read-only, a file in the way
+        raise ConfigurationError(
+            f"the model cache {folder.parent} cannot be written ({e.strerror}); point "
+            "TRILHA_MODEL_CACHE at a folder this user may write"
+        ) from None
     with _locked(locks / f"{folder.name}.lock"):
         if ready(folder):  # another process exported it while this one waited
             return

@@ -146,7 +146,7 @@ def fuse(
     first. RRF ranks the sides that returned something (and the boost, when some unit has a
     positive one); the weighted merge takes ``fusion``'s shares (:func:`shaped` by the own lists
     with ``signal: peak``) over ``filled``, both sides' real scores over their union
-    (:func:`trilha.retrieve.sides.complete`), else over the own lists."""
+    (:func:`trilha.retrieve.pipeline.complete`), else over the own lists."""
     if fusion.merge == "rrf":
         present = [s for s, scores in (("bm25", bm25), ("semantic", semantic)) if scores]
         rankings = {"bm25": list(bm25), "semantic": list(semantic)}

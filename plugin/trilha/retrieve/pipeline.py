@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import logging
 import sys
 import time
 import uuid
@@ -58,6 +59,7 @@ from trilha.retrieve.fusion import fuse, minmax, ranked
 from trilha.retrieve.plan import SearchPlan
 from trilha.types import Hit, SearchResult, Side, StageScores, StageTrace, Trace
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 Vector = npt.NDArray[np.float32]
 Filler = Callable[[Sequence[str]], dict[str, float]]
@@ -266,10 +268,11 @@ def with_empty_warning(result: SearchResult, c: Collaborators) -> SearchResult:
     """``result``, with a warning when the workspace holds no document (a new result)."""
     if result.hits or c.lexical.units:
         return result
-    ws = c.workspace
+    # The log names the folder; the trace, which HTTP and MCP callers read, does not.
+    log.warning("workspace %s is empty: nothing to search", c.workspace)
     warning = (
-        f"workspace {ws} is empty: nothing to search; ingest documents first "
-        f"(ws.ingest(...), TrilhaIndex.from_documents(...) or `trilha ingest PATH -w {ws}`)"
+        "the workspace is empty: nothing to search; ingest documents first (ws.ingest(...), "
+        "TrilhaIndex.from_documents(...) or `trilha ingest PATH -w WORKSPACE`)"
     )
     return with_warning(result, warning)
 
