@@ -96,7 +96,7 @@ def test_every_field_is_read_by_package_code(model: type[BaseModel]) -> None:
 def test_a_retired_variable_still_set_is_named_once(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from trilha import settings as module
+    import trilha.settings as module
 
     monkeypatch.setenv("TRILHA_KG_BOOST_MAX_CONCURRENCY", "4")
     monkeypatch.setattr(module, "_RETIRED_SAID", set())
