@@ -17,8 +17,8 @@ from tests.conftest import make_docs, packaged_export
 from trilha.encode import onnx_export, sentence_transformers
 from trilha.encode.onnx_export import export_once, model_cache, older_key
 from trilha.encode.onnx_folder import ONNX_FILE
-from trilha.errors import ConfigurationError
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder, resolve_model_path
+from trilha.errors import ConfigurationError
 from trilha.settings import PACKAGED_MODEL, TrilhaSettings
 from trilha.workspace import Workspace
 
