@@ -21,9 +21,10 @@ from trilha.rerank.base import RERANK_UNAVAILABLE, apply_scores, rerank_unavaila
 from trilha.retrieve.pipeline import with_rerank_stage
 from trilha.types import Hit, SearchResult, Trace
 
-#: An answer asked to rerank also keeps the fused order (warned) when no reranker is configured
-#: or its files cannot be read, where a search says so as an error: the answer is still useful.
-NO_RERANKER = (ConfigurationError, OSError)
+#: What keeps an answer's fused order (warned) instead of reranking: the reranker is
+#: unavailable, as for a search, or none is configured or its files cannot be read, where a
+#: search says so as an error: the answer is still useful.
+KEEP_FUSED: tuple[type[Exception], ...] = (*RERANK_UNAVAILABLE, ConfigurationError, OSError)
 
 if TYPE_CHECKING:
     from trilha.answer.compose import LLMComposer
@@ -117,7 +118,7 @@ def rerank_results(ws: Workspace, run: Run) -> None:
     if params.rerank and candidates:
         try:
             run.reranked, run.search = _rerank_windows(ws, run, candidates, params.top_n)
-        except (*RERANK_UNAVAILABLE, *NO_RERANKER) as e:
+        except KEEP_FUSED as e:
             run.warnings.append(rerank_unavailable(e))
             run.rerank_model = "none"
     check("RerankResults", "output", {"reranked": _items(run.reranked)})
