@@ -283,9 +283,10 @@ class Workspace(UnitReads):
         besides the plan, when it is cached: not with a ``vector`` of the caller's), the expander
         and the reranker."""
         searcher = self.searcher
+        lexical = searcher.lexical  # one snapshot: the one searched is the one the key names
         cached = self.cache is not None and vector is None
         return Collaborators(
-            lexical=searcher.lexical,
+            lexical=lexical,
             dense=searcher.dense,
             embedder=searcher.embedder,
             booster=searcher.booster,
@@ -294,20 +295,21 @@ class Workspace(UnitReads):
             cache=self.cache,
             expander=self.expander,
             reranker=self._parts.reranker.get,
-            scope=self.cache_scope(plan.kg, plan.rerank) if cached else {},
+            scope=self.cache_scope(plan.kg, plan.rerank, lexical.generation) if cached else {},
             dimension=self.settings.embedding_dimension,
             workspace=self.path,
         )
 
-    def cache_scope(self, kg: bool, rerank: bool) -> dict[str, Any]:
+    def cache_scope(self, kg: bool, rerank: bool, generation: int | None = None) -> dict[str, Any]:
         """What a cached result depends on besides its request: the workspace, its encoder, the
-        lexical snapshot's generation, the graph's (when boosted) and the reranker (when used)."""
+        lexical snapshot's ``generation`` (default: the current snapshot's), the graph's (when
+        boosted) and the reranker (when used)."""
         if self._encoder_id is None:
             self._encoder_id = self.embedder.model_id  # fixed once known (a server's is asked)
         return {
             "workspace": self._resolved,
             "encoder": self._encoder_id,
-            "generation": self.searcher.lexical.generation,
+            "generation": self.searcher.lexical.generation if generation is None else generation,
             "graph": self.store.graph_generation if kg else None,
             "reranker": self.reranker_identity if rerank else None,
         }
