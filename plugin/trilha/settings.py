@@ -289,7 +289,7 @@ class TrilhaSettings(BaseSettings):
         "weight_semantic, weight_kg, rrf_k, depth_bm25, depth_semantic).",
     )
     top_k: int = Field(10, gt=0, description="Results returned by default.")
-    candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap (seed 001: 100).")
+    candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")  # seed 001: 100
     doc_penalty: float = Field(
         0.0,
         ge=0,

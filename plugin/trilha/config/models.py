@@ -90,7 +90,7 @@ class DepthPlan(BaseModel):
 
     sources: tuple[MemorySource, ...] = Field(min_length=1, description="Memory sources read.")
     profile: str | None = Field(description="Query Profile used, or null for none.")
-    max_tokens: int = Field(gt=0, description="Token budget of the context (REQ-RETR-029).")
+    max_tokens: int = Field(gt=0, description="Token budget of the context.")  # REQ-RETR-029
 
     @field_validator("profile")
     @classmethod
@@ -182,7 +182,7 @@ class QueryProfile(BaseModel):
         min_length=1, description="Relationship types a walk may follow."
     )
     max_hops: int = Field(ge=1, le=MAX_PROFILE_HOPS, description="Deepest walk, in hops.")
-    require_validity: bool = Field(description="Apply the temporal filter (REQ-RETR-025).")
+    require_validity: bool = Field(description="Apply the temporal filter.")  # REQ-RETR-025
 
     @model_validator(mode="before")
     @classmethod
@@ -296,8 +296,8 @@ class OrchestratorDefaults(BaseModel):
         description="Strategy for a question about the state of work (overdue or a status asked"
         " for), unless the request names one; null: the intent's default."
     )
-    priority_intents: tuple[Intent, ...] = Field(
-        description="Intents whose questions also read priority items (REQ-RETR-019)."
+    priority_intents: tuple[Intent, ...] = Field(  # REQ-RETR-019
+        description="Intents whose questions also read priority items."
     )
     procedural_labels: tuple[str, ...] = Field(
         description="Graph labels whose nodes are procedural memory (tasks, processes...)."
