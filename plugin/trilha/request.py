@@ -48,11 +48,11 @@ class SearchRequest(BaseModel):
     expand: bool = Field(
         False,
         validation_alias=AliasChoices("expand", "expand_query"),
-        description="Also search up to 3 variants of the query (seed 001's expand_query).",
+        description="Also search up to 3 variants of the query.",  # seed 001's expand_query
     )
     candidates: int | None = Field(
-        None, gt=0, description="Pool size before rerank (seed 002's k); default 40 with rerank."
-    )
+        None, gt=0, description="Pool size before rerank; default 40 with rerank."
+    )  # seed 002's k
     sides: tuple[Side, ...] = Field(("bm25", "semantic"), description="Retrieval sides to run.")
     principal: Principal = Field(
         default_factory=Principal.anonymous,

@@ -262,7 +262,7 @@ class Location(BaseModel):
 
 
 class Citation(Location):
-    """Where a retrieved unit comes from (seed 002 citations)."""
+    """Where a retrieved unit comes from."""
 
     doc_id: str = Field(description="Document id.")
     unit_id: str = Field(description="Unit id.")

@@ -62,8 +62,8 @@ async def aask(
     ws: Workspace, question: str | AskRequest, /, *, llm: LLMComposer | None = None, **fields: Any
 ) -> Answer:
     """The cited answer to ``question`` for the request's principal (anonymous when none):
-    from the cache when it holds it, else by running UC09. ``llm`` overrides the configured
-    composer (``TRILHA_ANSWER_BACKEND``)."""
+    from the cache when it holds it, else by running the answer workflow. ``llm`` overrides the
+    configured composer (``TRILHA_ANSWER_BACKEND``)."""
     request = ask_request(question, **fields)
     composer = llm if llm is not None else make_composer(ws.settings)
     key = _key(ws, request, composer)

@@ -42,7 +42,7 @@ class AskRequest(BaseModel):
         max_length=MAX_QUESTION_CHARS, description="The question, in any language."
     )
     project_id: str | None = Field(None, description="The project (kept in trace and cache).")
-    mode: Literal["vector"] = Field("vector", description="Seed 002's mode; only 'vector'.")
+    mode: Literal["vector"] = Field("vector", description="The retrieval mode; only 'vector'.")
     filters: Any = Field(
         None, description="Filter fields (SearchFilters, a dict of them, MetadataFilters)."
     )
@@ -56,7 +56,7 @@ class AskRequest(BaseModel):
 
 
 class AnswerCitation(Citation):
-    """A unit an answer cites: seed 002's citation, its number in the answer (``[n]``) and a
+    """A unit an answer cites: its citation, its number in the answer (``[n]``) and a
     snippet of the unit with personal data masked."""
 
     number: int = Field(description="The [n] the answer's sentences use for it.")
@@ -128,7 +128,7 @@ class AnswerMetrics(BaseModel):
 
 
 class Answer(BaseModel):
-    """Seed 002's response, with the sentences, the trace and any :class:`NoAnswer`."""
+    """A cited answer, with the sentences, the trace and any :class:`NoAnswer`."""
 
     answer: str = Field(description="At most 8 lines; every sentence ends with its [n].")
     citations: list[AnswerCitation] = Field(default_factory=list, description="Cited units.")

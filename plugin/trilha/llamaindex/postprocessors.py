@@ -76,7 +76,7 @@ class CrossEncoderRerank(BaseNodePostprocessor):
 
 
 class KnowledgeGraphBoost(BaseNodePostprocessor):
-    """Seed 001's KG boost as a postprocessor: ``(1 - w)·base + w·kg``, reordered.
+    """The knowledge-graph boost as a postprocessor: ``(1 - w)·base + w·kg``, reordered.
 
     ``kg`` comes from one batched graph query per call and is kept as ``trilha_kg`` on every
     node. Nodes a trilha retriever made carry a fused score (already a weighted merge in

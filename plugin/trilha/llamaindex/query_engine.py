@@ -19,7 +19,7 @@ class TrilhaQueryEngine(BaseQueryEngine):
     ``project_id``, ``k``, ``top_n``, ``rerank``, ``max_tokens_ctx``), validated once here. The
     ``Response`` holds the cited answer (``response``), one source node per citation (its text
     is the masked snippet, its metadata the citation) and, in ``metadata``, ``trace_id``,
-    ``citations``, ``metrics``, ``no_answer`` and the whole ``answer`` (seed 002's response).
+    ``citations``, ``metrics``, ``no_answer`` and the whole ``answer``.
     """
 
     def __init__(self, workspace: Workspace, **request: Any) -> None:

@@ -20,7 +20,7 @@ SourceType = Literal["document", "graph", "conversation", "retrieval_job", "clai
 
 
 class Provenance(BaseModel):
-    """Where an item comes from (seed 004 REQ-RETR-010, spec 014)."""
+    """Where an item comes from."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,7 +58,7 @@ class ContextItem(BaseModel):
 
 
 class ClaimItem(ContextItem):
-    """A claim (seed 004 ``ClaimItem``): a statement with confidence, source and validity."""
+    """A claim: a statement with confidence, source and validity."""
 
     statement: str = Field(description="What the claim states.")
     confidence: float = Field(ge=0, le=1, description="Confidence of the claim, 0–1.")
@@ -79,7 +79,7 @@ class ByMemoryClass(BaseModel):
 
 
 class CdcMetadata(BaseModel):
-    """What the Context Depth Controller asked for and got (REQ-RETR-028)."""
+    """What the Context Depth Controller asked for and got."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -123,7 +123,8 @@ class BundleTrace(StageLog[StepTrace]):
 
 
 class ContextBundle(BaseModel):
-    """Seed 004's ContextBundle: typed, budgeted, cited and visible to the caller only."""
+    """What the orchestrator hands an agent: typed, budgeted, cited and visible to the caller
+    only."""
 
     model_config = ConfigDict(frozen=True)
 

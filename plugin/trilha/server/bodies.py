@@ -57,7 +57,7 @@ class QueryBody(Body):
     """Seed 002's ``POST /v1/query``."""
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, description="The question.")
-    mode: Literal["vector"] = Field("vector", description="Seed 002's mode; only 'vector'.")
+    mode: Literal["vector"] = Field("vector", description="The retrieval mode; only 'vector'.")
     filters: dict[str, Any] | None = Field(None, description="tags, setor, tema, lang, …")
     params: AskParams = Field(default_factory=AskParams, description="k, rerank, budget.")
 
