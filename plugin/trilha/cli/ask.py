@@ -20,14 +20,14 @@ def add_parser(sub: Any) -> None:
     """The ``ask`` command and its options."""
     sp = sub.add_parser(
         "ask",
-        help="a short answer with citations (UC09: parse, retrieve, rerank, answer)",
+        help="a short answer with citations (parse, retrieve, rerank, answer)",
         description="Answer a question from the workspace: at most 8 lines, every sentence "
         "citing the unit it rests on; extractive offline, a Groq model when "
         "TRILHA_GROQ_API_KEY is set (TRILHA_ANSWER_BACKEND). Personal data is masked.",
     )
     add_workspace_options(sp)
     sp.add_argument("question", help="the question")
-    sp.add_argument("-k", type=int, default=40, help="candidates retrieved (seed 002's k, def. 40)")
+    sp.add_argument("-k", type=int, default=40, help="candidates retrieved (default 40)")
     sp.add_argument("--top-n", type=int, default=12, help="candidates kept after rerank (def. 12)")
     sp.add_argument(
         "--max-tokens-ctx", type=int, default=2000, help="token budget of the context (def. 2000)"
@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
     add_rerank_options(sp)
     add_filter_options(sp)
     add_principal_options(sp)
-    sp.add_argument("--json", action="store_true", help="print seed 002's response as JSON")
+    sp.add_argument("--json", action="store_true", help="print the answer as JSON")
     sp.set_defaults(func=cmd_ask)
 
 

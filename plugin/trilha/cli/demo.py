@@ -27,7 +27,8 @@ def add_parser(sub: Any) -> None:
     """The ``demo`` command and its options."""
     sp = sub.add_parser(
         "demo",
-        help="index the sample corpus; ask questions, one as four users, and seed 004's stories",
+        help="index the sample corpus; ask questions, one as four users, and the orchestrator's "
+        "stories",
     )
     add_workspace_options(sp)
     sp.add_argument("-k", type=int, default=3, help="results per question (default 3)")

@@ -53,7 +53,7 @@ def _add_graph_options(g: argparse.ArgumentParser, json_output: bool = True) -> 
     add_workspace_options(g)
     add_principal_options(g)
     if json_output:
-        g.add_argument("--json", action="store_true", help="print the seed 003 JSON")
+        g.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _add_subgraph_parser(gsub: Any, op: str, helptext: str) -> None:
@@ -68,7 +68,7 @@ def _add_subgraph_parser(gsub: Any, op: str, helptext: str) -> None:
 
 
 def _add_context_parser(gsub: Any) -> None:
-    g = gsub.add_parser("context", help="context.md (seed 003 §5) for entities")
+    g = gsub.add_parser("context", help="context.md for entities")
     _add_graph_options(g, json_output=False)
     g.add_argument("--entity", action="append", help="entity name (repeat)")
     g.add_argument(

@@ -22,7 +22,7 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("query", help="the question")
     sp.add_argument("-k", type=int, default=None, help="results (default 10; 12 with --rerank)")
     sp.add_argument("--merge", choices=("weighted", "rrf"), help="merge mode (default weighted)")
-    sp.add_argument("--candidates", type=int, help="pool before rerank (seed 002's k, def. 40)")
+    sp.add_argument("--candidates", type=int, help="pool before rerank (default 40)")
     sp.add_argument(
         "--expand",
         action="store_true",
