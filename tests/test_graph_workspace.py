@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Iterator
 from importlib.resources import files
@@ -14,6 +15,7 @@ from tests.conftest import READER, SAMPLES, make_docs, open_legal
 from trilha.cli.main import main
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError, ConfigurationError
+from trilha.graph.stores import bolt
 from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.llamaindex import KnowledgeGraphBoost, TrilhaRetriever
 from trilha.llamaindex.tools import graph_tools
@@ -66,8 +68,12 @@ def test_graph_down_mid_run_answers_unboosted_with_a_warning(own_legal_ws: Works
 
 
 def test_unreachable_graph_server_degrades(
-    tmp_path: Path, embedder: SentenceTransformerEmbedder
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # each refused call fails at once, without the driver's 5 s of retries (20 s of sleeps)
+    monkeypatch.setattr(
+        bolt, "BoltGraphStore", functools.partial(bolt.BoltGraphStore, max_retry_s=0)
+    )
     settings = TrilhaSettings(
         graph_backend="bolt", graph_url="bolt://127.0.0.1:9", graph_timeout_s=0.5
     )
