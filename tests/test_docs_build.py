@@ -7,6 +7,7 @@ whole site with ``--strict``."""
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import re
 import sys
@@ -100,6 +101,9 @@ _PACKAGE = {
     "__init__.py": "from pkg.model import Item\n",
     "model.py": (
         "from pydantic import BaseModel, Field\n"
+        "#: Kinds an item may be,\n"
+        "#: in order.\n"
+        "KINDS = ('a', 'b')\n"
         "class Item(BaseModel):\n"
         '    """Built by :meth:`make`; see :class:`~pkg.model.Item` and :func:`nowhere`."""\n'
         '    name: str = Field(description="What the item is " "called.")\n'
@@ -120,3 +124,22 @@ def test_the_api_pages_read_roles_and_field_descriptions() -> None:
             "</code> and <code>nowhere</code>."
         )
         assert item["name"].docstring.value == "What the item is called."
+        assert pkg["model.KINDS"].docstring.value == "Kinds an item may be, in order."
+
+
+def _exported(init: Path) -> set[str]:
+    """The names ``__all__`` lists in ``init`` (read, not imported: LlamaIndex is slow to load)."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{init} has no __all__")
+
+
+def test_the_api_page_documents_every_public_name() -> None:
+    package = HOOKS.parents[1] / "plugin" / "trilha"
+    public = _exported(package / "__init__.py") | _exported(package / "llamaindex" / "__init__.py")
+    page = (HOOKS.parent / "reference" / "api.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^::: trilha(?:\.llamaindex)?\.(\w+)$", page, re.MULTILINE))
+    assert public - documented == {"__version__"}

@@ -1,8 +1,9 @@
 """A griffe extension for the API pages (``extensions:`` in mkdocs.yml), for two habits of the
 package's docstrings that mkdocstrings does not read by itself:
 
-* A pydantic field documents itself with ``Field(description=...)``: that description becomes
-  the field's docstring, so the API pages list the fields of ContextBundle and the others.
+* A pydantic field documents itself with ``Field(description=...)``, a constant with ``#:``
+  comment lines above it: either becomes its docstring, so the API pages list the fields of
+  ContextBundle and the others.
 * Docstrings name objects with Sphinx roles (``:class:`~trilha.errors.ConfigurationError```,
   ``:meth:`open```); mkdocstrings reads docstrings as Markdown, so each role becomes a code span
   that links to the object when the site documents it (an optional cross-reference: no warning
@@ -98,19 +99,32 @@ def field_description(attr: griffe.Attribute) -> str | None:
     return None
 
 
+def comment_above(attr: griffe.Attribute) -> str | None:
+    """The ``#:`` comment lines right above an attribute (Sphinx's doc comments), else None."""
+    lines = attr.module.lines
+    said: list[str] = []
+    number = (attr.lineno or 0) - 2  # the line above, 0-based
+    while number >= 0 and lines[number].strip().startswith("#:"):
+        said.insert(0, lines[number].strip()[2:].strip())
+        number -= 1
+    return " ".join(said) or None
+
+
 class TrilhaDocstrings(griffe.Extension):
-    """Once the package is loaded: fields' descriptions as their docstrings, then every
-    docstring's roles rewritten."""
+    """Once the package is loaded: fields' descriptions and constants' ``#:`` comments as their
+    docstrings, then every docstring's roles rewritten."""
 
     def on_package(self, *, pkg: griffe.Module, **kwargs: Any) -> None:
         """Walk the package's own objects (not aliases)."""
         stack: list[griffe.Object] = [pkg]
         while stack:
             obj = stack.pop()
-            if obj.docstring is None and obj.is_attribute and obj.parent and obj.parent.is_class:
-                said = field_description(obj)  # type: ignore[arg-type]
+            if obj.docstring is None and isinstance(obj, griffe.Attribute):
+                field = field_description(obj) if obj.parent and obj.parent.is_class else None
+                said = field or comment_above(obj)
                 if said:
                     obj.docstring = griffe.Docstring(said, parent=obj)
+                if field:
                     obj.labels = {"field"}
             if obj.docstring is not None:
                 obj.docstring.value = rewrite(obj, obj.docstring.value)
