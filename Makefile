@@ -42,7 +42,7 @@ XDIST   := -n $(WORKERS) --dist loadfile
 pytest: setup
 	$(BIN)/pytest -q $(XDIST) -m "not sweep" --cov --cov-report=term --durations=25
 
-test: lint typecheck pytest
+test: lint typecheck docs pytest
 
 # The docs site (mkdocs.yml) into build/site, --strict: a broken link, a page missing from the
 # nav or a docstring mkdocstrings cannot render fails it. docs/hooks/reference.py writes the
