@@ -7,6 +7,8 @@ what to do about it.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,13 +28,40 @@ class BadRequestError(TrilhaError, ValueError):
 
 
 class MissingDependencyError(TrilhaError, ImportError):
-    """An optional dependency is not installed; the message names the ``pip install`` to run."""
+    """A part of trilha whose packages are not installed was used; the message is one line
+    naming what needs them and the ``pip install`` that brings them: an extra of trilha's
+    (``pip install 'trilha[eval]'``) or, for a dependency of the core, the package itself.
+    Raised through :func:`requires_extra` (or, for the core, with ``extra=None``)."""
 
     def __init__(self, package: str, extra: str | None = None, purpose: str = "") -> None:
-        hint = f"pip install 'trilha[{extra}]'" if extra else f"pip install {package}"
-        what = f" (needed for {purpose})" if purpose else ""
-        super().__init__(f"{package} is not installed{what}. Run: {hint}")
+        what = purpose or package
+        if extra:
+            line = f"{what} needs the {extra} extra: pip install 'trilha[{extra}]'"
+        else:
+            line = f"{what} needs {package}, a dependency of trilha: pip install '{package}'"
+        super().__init__(line)
         self.package = package
+        self.extra = extra
+
+
+@contextmanager
+def requires_extra(extra: str, what: str) -> Iterator[None]:
+    """Imports in the block come with trilha's ``extra``: one that is missing raises
+    :class:`MissingDependencyError` (``what needs the X extra: pip install 'trilha[X]'``).
+
+    ``what`` names the feature for the reader of the line (``trilha eval``, ``the Redis result
+    cache (TRILHA_REDIS_URL)``). An import error inside trilha itself is a bug and passes
+    through.
+    """
+    try:
+        yield
+    except MissingDependencyError:
+        raise
+    except ImportError as e:
+        name = e.name or ""
+        if name == "trilha" or name.startswith("trilha."):
+            raise
+        raise MissingDependencyError(name or extra, extra, what) from e
 
 
 class ModelLoadError(TrilhaError):

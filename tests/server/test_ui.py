@@ -27,7 +27,7 @@ FLAGS += " --disable-component-update --disable-sync"
 QUESTION = "What does the confidential Q3 2025 budget memo ask the board?"
 
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian's chromium is not installed (make setup installs it as root)"
+    CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)"
 )
 
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from trilha.answer.pii import mask_pii
 from trilha.answer.types import Answer
-from trilha.errors import ConfigurationError
+from trilha.errors import ConfigurationError, requires_extra
 from trilha.index.tokenize import tokenize
 from trilha.types import TextUnit
 
@@ -65,7 +65,8 @@ class EntailmentJudge:
     """Support by a local NLI cross-encoder: P(entailment | unit, sentence) ≥ ``threshold``."""
 
     def __init__(self, model: str, threshold: float = 0.5) -> None:
-        from sentence_transformers import CrossEncoder
+        with requires_extra("torch", "the entailment judge (TRILHA_NLI_MODEL)"):
+            from sentence_transformers import CrossEncoder
 
         self.model = CrossEncoder(model, device="cpu")
         labels = {int(i): str(n).lower() for i, n in self.model.config.id2label.items()}

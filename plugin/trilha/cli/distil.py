@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.cli.options import add_workspace_options, open_workspace, say
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, requires_extra
 
 
 def add_parser(sub: Any) -> None:
@@ -101,6 +101,9 @@ def _check(args: argparse.Namespace) -> None:
 
 def cmd_distil(args: argparse.Namespace) -> int:
     """Collect the pairs, teach, train, save, report agreement before and after."""
+    with requires_extra("torch", "trilha distil"):
+        import torch  # noqa: F401  (the student is trained with it)
+        import transformers  # noqa: F401
     from trilha.answer.distil import DistilRequest, run_distil
 
     _check(args)

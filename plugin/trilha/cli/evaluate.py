@@ -9,7 +9,7 @@ from typing import Any
 
 from trilha.cli.options import add_lang_option, settings_of
 from trilha.cli.render import table_text
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, requires_extra
 from trilha.index.language import written_code
 
 
@@ -135,8 +135,16 @@ def _systems(names: str | None) -> list[str] | None:
     return list(known_names(names.split(","), SYSTEMS, "--systems: {} is not a bench system"))
 
 
+def _require_eval(command: str) -> None:
+    """Check the eval extra before a run whose scores or plot need it (not at its end)."""
+    with requires_extra("eval", command):
+        import matplotlib  # noqa: F401
+        import pytrec_eval  # noqa: F401
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     """Compare retrieval systems on a BEIR folder (or score answers, ``--answers``)."""
+    _require_eval("trilha eval")
     from trilha.eval.runner import run_eval
 
     if args.answers:
@@ -170,6 +178,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """Warm latency of each system, stage timings, ingest and optional scale and graph tests."""
     if not (args.data or args.graph):
         raise BadRequestError("bench needs --data DIR, --graph, or both")
+    _require_eval("trilha bench")
     if args.sparse_lexical:
         return _bench_sparse(args)
     report = _bench_data(args) if args.data else {}

@@ -25,7 +25,7 @@ import numpy as np
 import yaml
 
 from trilha.cli.options import add_workspace_options, say, settings_of
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, requires_extra
 
 #: Rounds of the demo's questions timed one at a time, in Python and over HTTP.
 ROUNDS = 5
@@ -134,6 +134,9 @@ def _killer(workspace: Path) -> Any:
 
 def cmd_load(args: argparse.Namespace) -> int:
     """Measure, print and write the report."""
+    with requires_extra("server", "trilha load"):
+        import fastapi  # noqa: F401  (it loads the service `trilha serve` runs)
+        import uvicorn  # noqa: F401
     from trilha.eval.load import demo_calls
 
     if args.clients < 1 or args.duration <= 0 or args.think_ms < 0:

@@ -37,7 +37,7 @@ from trilha.cli import (
     serve,
     tune,
 )
-from trilha.errors import BadRequestError, TrilhaError
+from trilha.errors import BadRequestError, MissingDependencyError, TrilhaError
 from trilha.index.language import written_code
 
 #: What an integer or a number option takes: ASCII digits as a user types them (``int()`` and
@@ -143,6 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_common(args)
         return int(args.func(args))
+    except MissingDependencyError as e:  # one line naming the extra and its pip install
+        print(e, file=sys.stderr)
+        return 2
     except TrilhaError as e:
         print(f"trilha {args.command}: error: {e}", file=sys.stderr)
         return 2

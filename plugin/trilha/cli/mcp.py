@@ -10,7 +10,7 @@ from typing import Any
 
 from trilha.cli.options import add_workspace_options, settings_of
 from trilha.cli.serve import listen, service_config
-from trilha.errors import BadRequestError, MissingDependencyError
+from trilha.errors import BadRequestError, requires_extra
 
 #: The port ``--transport http`` listens on by default (``trilha serve`` takes 8080).
 DEFAULT_PORT = 8765
@@ -40,10 +40,8 @@ def add_parser(sub: Any) -> None:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Open the projects and serve MCP until the client (stdio) or a signal (HTTP) stops it."""
-    try:
+    with requires_extra("mcp", "trilha mcp"):
         import mcp.server  # noqa: F401 - here only to say what to install
-    except ImportError as e:
-        raise MissingDependencyError("mcp", "mcp", "trilha mcp") from e
     settings = settings_of(args)
     config = service_config(args, settings)
     if args.transport == "stdio":

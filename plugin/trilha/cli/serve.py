@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from trilha.cli.options import add_workspace_options, say, settings_of
-from trilha.errors import BadRequestError, MissingDependencyError
+from trilha.errors import BadRequestError, requires_extra
 
 
 def add_parser(sub: Any) -> None:
@@ -56,12 +56,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Open the projects and serve until interrupted. What stops the start (a workspace missing
     or held by another process, a port in use, an address that is not one) is one line and exit
     2, said before the "serving on" line."""
-    try:
-        import uvicorn  # noqa: F401 - here only to say what to install
+    with requires_extra("server", "trilha serve"):
+        import fastapi  # noqa: F401 - here only to say what to install
+        import uvicorn  # noqa: F401
 
-        from trilha.workspace.shared import check_shareable
-    except ImportError as e:
-        raise MissingDependencyError("fastapi", "server", "trilha serve") from e
+    from trilha.workspace.shared import check_shareable
+
     settings = settings_of(args)
     workers = args.workers if args.workers is not None else settings.serve_workers
     if not 1 <= workers <= 64:

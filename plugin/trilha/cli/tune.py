@@ -9,7 +9,7 @@ from typing import Any
 
 from trilha.cli.options import add_lang_option, add_workspace_options, settings_of
 from trilha.cli.render import table_text
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, requires_extra
 from trilha.index.language import written_code
 
 
@@ -32,6 +32,8 @@ def add_parser(sub: Any) -> None:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Fit, report the held-out gain per stage, write the workspace's fusion.yaml."""
+    with requires_extra("eval", "trilha tune"):
+        import pytrec_eval  # noqa: F401  (the nDCG it fits on)
     from trilha.tune.run import run_tune
 
     if args.folds < 2:

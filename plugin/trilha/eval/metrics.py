@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pytrec_eval
+from trilha.errors import requires_extra
+
+with requires_extra("eval", "nDCG scoring (pytrec-eval)"):
+    import pytrec_eval
 
 Run = Mapping[str, Mapping[str, float]]
 

@@ -23,6 +23,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from trilha.encode.onnx_export import model_cache
+from trilha.errors import requires_extra
 from trilha.eval.beir import BeirDataset, BeirQuery, load_beir
 from trilha.eval.metrics import evaluate
 from trilha.eval.systems import Ranking, ScoreCache, Selection, System, build_systems
@@ -269,7 +270,8 @@ def write_outputs(result: dict[str, Any], out: Path) -> None:
 
 def plot_metrics(systems: dict[str, dict[str, float]], png: Path, title: str = "") -> None:
     """Grouped bars: one group per system, one bar per metric, each bar labelled."""
-    from matplotlib.figure import Figure
+    with requires_extra("eval", "the evaluation's plot (matplotlib)"):
+        from matplotlib.figure import Figure
 
     fig = Figure(figsize=(max(6.0, 1.6 * len(systems) + 2), 4.8), layout="constrained")
     ax = fig.add_subplot()

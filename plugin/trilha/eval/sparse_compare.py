@@ -10,14 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qdrant_client import QdrantClient
 
+from trilha.errors import requires_extra
 from trilha.eval.beir import load_beir
 from trilha.eval.metrics import evaluate
 from trilha.index.lexical import LexicalIndex
-from trilha.index.sparse import SparseLexical
 from trilha.index.tokenize import tokenize
 from trilha.types import TextUnit
+
+with requires_extra("eval", "the sparse BM25 comparison (qdrant-client)"):
+    from qdrant_client import QdrantClient
+
+    from trilha.index.sparse import SparseLexical
 
 #: The depth each side ranks to (what nDCG@10 and the overlap read).
 DEPTH = 10

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trilha.errors import BadRequestError
+from trilha.errors import BadRequestError, requires_extra
 from trilha.ingest.chunking import index_text
 from trilha.rerank.base import Reranker, apply_scores
 from trilha.types import Hit, SearchResult, Side
@@ -185,7 +185,9 @@ def fusion_retriever(ws: Workspace, top_k: int = 100) -> QueryFusionRetriever:
     from llama_index.core.retrievers import QueryFusionRetriever
     from llama_index.core.retrievers.fusion_retriever import FUSION_MODES
     from llama_index.core.schema import BaseNode, TextNode
-    from llama_index.retrievers.bm25 import BM25Retriever
+
+    with requires_extra("eval", "the LlamaIndex fusion baseline (llama-index-retrievers-bm25)"):
+        from llama_index.retrievers.bm25 import BM25Retriever
 
     from trilha.llamaindex.embedding import TrilhaEmbedding
 

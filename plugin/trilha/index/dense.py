@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from trilha.errors import ConfigurationError
+from trilha.errors import ConfigurationError, requires_extra
 from trilha.index.filters import FilterExpr
 from trilha.types import TextUnit
 
@@ -75,13 +75,15 @@ def open_dense_index(
     if url or mode == "server":
         if not url:
             raise ConfigurationError("TRILHA_QDRANT_MODE=server needs TRILHA_QDRANT_URL")
-        from trilha.index.qdrant import QdrantIndex
+        with requires_extra("qdrant", "the dense index on a Qdrant server (TRILHA_QDRANT_URL)"):
+            from trilha.index.qdrant import QdrantIndex
 
         return QdrantIndex.open(
             path=None, url=url, api_key=api_key, collection=collection, dimension=dimension
         )
     if mode == "local":
-        from trilha.index.qdrant import QdrantIndex
+        with requires_extra("qdrant", "TRILHA_QDRANT_MODE=local"):
+            from trilha.index.qdrant import QdrantIndex
 
         return QdrantIndex.open(
             path=path / "qdrant", url=None, api_key=None, collection=collection, dimension=dimension

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trilha.errors import MissingDependencyError
+from trilha.errors import requires_extra
 from trilha.settings import TrilhaSettings
 
 if TYPE_CHECKING:
@@ -24,18 +24,16 @@ def _options(settings: TrilhaSettings) -> dict[str, Any]:
     }
 
 
-def _missing(e: ImportError) -> MissingDependencyError:
-    return MissingDependencyError("groq", "llm", "the Groq LLM classifier")
+#: What the ``llm`` extra's line names when groq is missing.
+_GROQ = "the Groq LLM classifier"
 
 
 def groq_client(settings: TrilhaSettings) -> groq.Groq | None:
     """A Groq client with the settings' key, base URL and timeout; None without a key."""
     if not settings.groq_api_key:
         return None
-    try:
+    with requires_extra("llm", _GROQ):
         from groq import Groq
-    except ImportError as e:
-        raise _missing(e) from e
     return Groq(**_options(settings))
 
 
@@ -43,8 +41,6 @@ def async_groq_client(settings: TrilhaSettings) -> groq.AsyncGroq | None:
     """The async twin of :func:`groq_client`."""
     if not settings.groq_api_key:
         return None
-    try:
+    with requires_extra("llm", _GROQ):
         from groq import AsyncGroq
-    except ImportError as e:
-        raise _missing(e) from e
     return AsyncGroq(**_options(settings))

@@ -31,7 +31,7 @@ from trilha.encode.onnx_export import (
     quiet_export_warnings,
 )
 from trilha.encode.onnx_folder import ONNX_FILE
-from trilha.errors import ConfigurationError, MissingDependencyError, ModelLoadError
+from trilha.errors import ConfigurationError, ModelLoadError, requires_extra
 from trilha.ingest.chunking import index_text
 from trilha.rerank import onnx_cross_encoder
 from trilha.rerank.base import apply_scores
@@ -46,6 +46,9 @@ _HOW_TO = (
     "model weights, tokenizer), e.g. --reranker /path/to/ce-model or "
     "TRILHA_RERANKER_MODEL=/path/to/ce-model"
 )
+#: What the torch extra's line names when sentence-transformers runs the cross-encoder (the
+#: torch backend, or an exported folder the torch-free runner does not read).
+_TORCH_RERANKER = "a cross-encoder on sentence-transformers"
 
 
 def _exported_file(folder: Path, precision: str) -> str | None:
@@ -59,10 +62,9 @@ def _exported_file(folder: Path, precision: str) -> str | None:
 def _export(model: str, folder: Path, precision: str) -> None:
     """Export the model to ONNX into ``folder``, and to int8 there when asked (imports torch
     and optimum)."""
-    try:
+    with requires_extra("torch", "exporting a cross-encoder to ONNX"):
+        import optimum  # noqa: F401  (sentence-transformers' ONNX backend exports through it)
         from sentence_transformers import CrossEncoder, export_dynamic_quantized_onnx_model
-    except ImportError as e:
-        raise MissingDependencyError("optimum[onnxruntime]", purpose="the ONNX reranker") from e
     with quiet_export_warnings():
         CrossEncoder(model, backend="onnx").save_pretrained(str(folder))
         if precision == "int8":
@@ -225,7 +227,8 @@ class CrossEncoderReranker:
                 )
                 if onnx_cross_encoder.supports(folder, file_name):
                     return OnnxCrossEncoder(folder, file_name, self.max_length)
-                from sentence_transformers import CrossEncoder
+                with requires_extra("torch", _TORCH_RERANKER):
+                    from sentence_transformers import CrossEncoder
 
                 return CrossEncoder(
                     str(folder),
@@ -233,7 +236,8 @@ class CrossEncoderReranker:
                     max_length=self.max_length,
                     model_kwargs={"file_name": file_name},
                 )
-            from sentence_transformers import CrossEncoder
+            with requires_extra("torch", _TORCH_RERANKER):
+                from sentence_transformers import CrossEncoder
 
             return CrossEncoder(self.model_name, max_length=self.max_length, device=self.device)
         except (OSError, ValueError) as e:

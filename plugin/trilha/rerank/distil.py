@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from trilha.encode.onnx_export import write_atomically
-from trilha.errors import BadRequestError, MissingDependencyError, ModelLoadError
+from trilha.errors import BadRequestError, ModelLoadError, requires_extra
 
 #: sentence-transformers' own files, copied from the teacher so the student loads alike.
 _ST_FILES = ("config_sentence_transformers.json", "modules.json", "sentence_bert_config.json")
@@ -63,11 +63,9 @@ def kept_layers(total: int, layers: int) -> list[int]:
 
 
 def _torch() -> Any:
-    try:
+    with requires_extra("torch", "distilling a reranker"):
         import torch
         import transformers  # noqa: F401  (checked here: the student is built with it)
-    except ImportError as e:
-        raise MissingDependencyError("sentence-transformers", purpose="distilling") from e
     return torch
 
 

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
+from trilha.errors import requires_extra
 from trilha.types import SearchResult, StageTrace
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ class RedisStore:
     """Entries in a Redis server, each kept ``ttl_s`` (``SET … PX``: Redis expires them)."""
 
     def __init__(self, url: str, ttl_s: float = 180.0, timeout_s: float = REDIS_TIMEOUT_S) -> None:
-        import redis
+        with requires_extra("redis", "the shared result cache (TRILHA_REDIS_URL)"):
+            import redis
 
         self.url = url
         self._ttl_ms = max(1, int(ttl_s * 1000))

@@ -19,7 +19,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from trilha.errors import BackendUnavailableError, MissingDependencyError
+from trilha.errors import BackendUnavailableError, requires_extra
 from trilha.graph.stores.process import terminate
 from trilha.testing.loopback import free_port
 
@@ -74,12 +74,8 @@ class ArcadeDBBoltServer:
 
     def start(self) -> str:
         """Start the server and wait until Bolt accepts connections; returns the URL."""
-        try:
+        with requires_extra("arcadedb", "the ArcadeDB Bolt server"):
             import arcadedb_embedded  # noqa: F401
-        except ImportError as e:
-            raise MissingDependencyError(
-                "arcadedb-embedded", None, "the ArcadeDB Bolt server"
-            ) from e
         self.root.mkdir(parents=True, exist_ok=True)
         ready = self.root / "ready.json"
         ready.unlink(missing_ok=True)

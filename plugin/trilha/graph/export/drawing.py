@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from trilha.errors import requires_extra
 from trilha.graph.export.fonts import cjk_font, drawable, font_paths
 from trilha.graph.export.layout import (
     Layout,
@@ -117,6 +118,8 @@ def draw_png(
     ``layout`` defaults to ``radial`` for a subgraph and ``line`` for a path; ``seed`` seeds
     the ``spring`` layout.
     """
+    with requires_extra("plots", "drawing a graph as PNG (matplotlib)"):
+        import matplotlib  # noqa: F401  (the figure and the fonts below are matplotlib's)
     nodes: Sequence[GraphNode] = result.nodes if isinstance(result, SubgraphResult) else result.path
     index = {n.id: i for i, n in enumerate(nodes)}
     pairs = [(index[e.source], index[e.target]) for e in result.edges if _drawn(e, index)]

