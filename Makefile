@@ -12,26 +12,31 @@ export TOKENIZERS_PARALLELISM := false
 
 setup: $(STAMP)
 
-# torch first, pinned to the CPU wheel, so sentence-transformers does not pull CUDA torch.
+# The library and the extras `make demo` uses (the graph: the samples' knowledge graph), nothing
+# for the tests; `make test` adds the test tooling (the test extra) on top. Torch's CPU wheel is
+# installed first, pinned, whenever torch is installed (the English model's package requires it),
+# or pip pulls the CUDA build.
+TORCH      := torch==2.13.0
+TEST_STAMP := $(VENV)/.installed-test
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[dev,graph,server]"
-	@# the inspector page's browser test runs Debian's chromium; it skips, saying so, without it
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-		apt-get install -y -q --no-install-recommends chromium >/dev/null; } || \
-		echo "chromium not installed: the inspector's browser test will skip"
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e ".[graph]"
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e ".[test]"
+	touch $(TEST_STAMP)
 
 demo: setup
 	$(BIN)/trilha demo --workspace .trilha-demo
 
-lint: setup
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check plugin tests docs/hooks
 	$(BIN)/ruff format --check plugin tests docs/hooks
 
-typecheck: setup
+typecheck: $(TEST_STAMP)
 	$(BIN)/mypy
 
 # Both cores (pytest-xdist; a file's tests stay on one worker, so its module fixtures are built
@@ -39,7 +44,7 @@ typecheck: setup
 # of the run; the breadth sweeps (marked `sweep`) are left to `make check`.
 WORKERS ?= 2
 XDIST   := -n $(WORKERS) --dist loadfile
-pytest: setup
+pytest: $(TEST_STAMP)
 	$(BIN)/pytest -q $(XDIST) -m "not sweep" --cov --cov-report=term --durations=25
 
 test: lint typecheck docs pytest
@@ -57,15 +62,15 @@ docs: $(DOCS_STAMP)
 
 # The breadth sweeps `make test` leaves out: 10,000 orchestrator bundles, a kill -9 at every step
 # of an ingest batch, 1,000 MCP calls, and the OpenAPI fuzz at TRILHA_FUZZ_EXAMPLES (60) examples.
-check: setup
+check: $(TEST_STAMP)
 	$(BIN)/pytest -q $(XDIST) -m sweep --durations=10
 
 SCIFACT ?= ../shared/data/scifact
 CE ?= ../shared/models/ce-minilm-scifact
-eval: setup
+eval: $(TEST_STAMP)
 	$(BIN)/trilha eval --data $(SCIFACT) --out results/eval-scifact.json --reranker $(CE)
 
-bench: setup
+bench: $(TEST_STAMP)
 	$(BIN)/trilha bench --data $(SCIFACT) --out results/bench-scifact.json --reranker $(CE) --scale
 
 clean:
