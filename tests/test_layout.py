@@ -7,8 +7,8 @@ modules together, and mypy and every reader follow it). ``from p import x`` poin
 when that is a module, else at ``p``. A cycle is a strongly connected component of two or more
 modules. Imports inside functions (lazy ones) are allowed to close a circle.
 
-``__all__``: every name a module lists there exists, and every name the README, the notebooks
-and the tests import from ``trilha`` or ``trilha.llamaindex`` is listed.
+``__all__``: every name a module lists there exists, and every name the README, the guides
+(docs/), the notebooks and the tests import from ``trilha`` or ``trilha.llamaindex`` is listed.
 """
 
 from __future__ import annotations
@@ -201,9 +201,11 @@ def test_every_name_in_all_exists(name: str) -> None:
 
 
 def _sources() -> Iterator[str]:
-    """Python source: the README's Python examples, the notebooks' builder, the tests."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    yield from re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)
+    """Python source: the README's and the guides' Python examples, the notebooks' builder, the
+    tests."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        yield from re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
     for folder in ("notebooks", "tests"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             yield path.read_text(encoding="utf-8")
