@@ -2,7 +2,7 @@
 
 An English corpus gets the packaged all-MiniLM-L6-v2 (its hybrid is better on SciFact, 0.7318
 against 0.7163, and it encodes faster); any other gets multilingual-e5-small, whose dense side
-is 0.26-0.41 nDCG@10 better in Portuguese (README, "Choosing the embedding model"). The
+is 0.26-0.41 nDCG@10 better in Portuguese (docs/evaluation.md, "Portuguese and Chinese"). The
 choice is made once, on the first batch of units written, recorded in the workspace's
 ``workspace.json`` and kept from then on: later documents in another language do not change it
 (a warning says so), and naming a model in the settings (``TRILHA_EMBEDDING_MODEL``) skips the
