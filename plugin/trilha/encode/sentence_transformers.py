@@ -34,7 +34,7 @@ from trilha.encode.onnx_export import (
     quiet_export_warnings,
 )
 from trilha.encode.onnx_folder import ONNX_FILE
-from trilha.errors import MissingDependencyError, ModelLoadError
+from trilha.errors import MissingDependencyError, ModelLoadError, requires_extra
 from trilha.settings import AUTO_MODEL, PACKAGED_MODEL, TrilhaSettings
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,8 @@ class _SentenceTransformerBackend:
     whose modules the torch-free runner does not compute."""
 
     def __init__(self, path: str, device: str | None, backend: str = "torch") -> None:
-        from sentence_transformers import SentenceTransformer
+        with requires_extra("torch", "an encoder on sentence-transformers"):
+            from sentence_transformers import SentenceTransformer
 
         self._model = SentenceTransformer(path, device=device, backend=backend)
 
@@ -117,13 +118,9 @@ def _export_onnx(path: str, folder: Path) -> None:
         log.info("writing %s as ONNX in %s (once)", path, folder)
         bert_graph.export(source, folder)
         return
-    try:
+    with requires_extra("torch", f"exporting {path} to ONNX"):
         import optimum  # noqa: F401
         from sentence_transformers import SentenceTransformer
-    except ImportError as e:
-        raise MissingDependencyError(
-            "optimum[onnxruntime]", purpose="the ONNX encoder backend"
-        ) from e
     log.info("exporting %s to ONNX in %s (once)", path, folder)
     with quiet_export_warnings():
         model = SentenceTransformer(path, backend="onnx")
