@@ -38,16 +38,19 @@ text without Han characters never loads it.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import Stemmer
 import yaml
-from bm25s import stopwords as bm25s_stopwords
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trilha.errors import ConfigurationError, one_line
@@ -195,14 +198,35 @@ _STEMMER_NAMES = {
     "it": "italian",
     "nl": "dutch",
 }
+
+
+def _bm25s_stopwords() -> ModuleType:
+    """bm25s' stopword lists: its ``stopwords`` module, read without running bm25s' package,
+    which imports scipy (a quarter of a second) that the tokenizer never uses."""
+    loaded = sys.modules.get("bm25s.stopwords")
+    package = importlib.util.find_spec("bm25s") if loaded is None else None
+    if loaded is not None or package is None or not package.submodule_search_locations:
+        from bm25s import stopwords  # says what is missing when bm25s is not installed
+
+        return stopwords
+    path = Path(package.submodule_search_locations[0]) / "stopwords.py"
+    spec = importlib.util.spec_from_file_location("trilha.index._bm25s_stopwords", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot read bm25s' stopwords from {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_BM25S = _bm25s_stopwords()
 _STOPWORDS = {
-    "en": bm25s_stopwords.STOPWORDS_EN,
-    "pt": bm25s_stopwords.STOPWORDS_PORTUGUESE,
-    "es": bm25s_stopwords.STOPWORDS_SPANISH,
-    "fr": bm25s_stopwords.STOPWORDS_FRENCH,
-    "de": bm25s_stopwords.STOPWORDS_GERMAN,
-    "it": bm25s_stopwords.STOPWORDS_ITALIAN,
-    "nl": bm25s_stopwords.STOPWORDS_DUTCH,
+    "en": _BM25S.STOPWORDS_EN,
+    "pt": _BM25S.STOPWORDS_PORTUGUESE,
+    "es": _BM25S.STOPWORDS_SPANISH,
+    "fr": _BM25S.STOPWORDS_FRENCH,
+    "de": _BM25S.STOPWORDS_GERMAN,
+    "it": _BM25S.STOPWORDS_ITALIAN,
+    "nl": _BM25S.STOPWORDS_DUTCH,
 }
 
 
