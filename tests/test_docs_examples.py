@@ -51,6 +51,11 @@ EXPECT = {
     "README.md": ["financeiro/reembolso-despesas-viagem", "[1]", "[False, False]"],
     "getting-started.md": ["financeiro/reembolso-despesas-viagem", "[1]"],
     "visibility.md": ["anonymous", "maria.cfo"],
+    "llamaindex.md": ["[False, False]", "trilha_search"],
+    "graph.md": ["graph LR"],
+    "orchestrator.md": ["knowledge_agent ← intent factual"],
+    "answers.md": ["[1]"],
+    "service.md": ["200 ["],
 }
 
 
