@@ -11,6 +11,10 @@ How a page's fenced blocks are read (whoever writes the docs, write to this):
   corpus (``load_samples``: documents, graph records, ``principals.yaml``), built once for this
   module: ``my-workspace`` (the README's quickstart opens it with ``create=True``, so as written
   it also runs on a fresh machine) and ``.trilha-demo`` (what ``make demo`` leaves).
+- Python blocks use ``my-workspace`` and shell blocks ``.trilha-demo`` (or a folder they make):
+  a page's shell blocks run in a background thread beside its Python blocks (one ``trilha``
+  process is seconds of start-up, most of this test's time), so neither may rely on what the
+  other writes. :func:`test_python_and_shell_keep_to_their_workspace` holds the first half.
 - A block that cannot run here (a Groq key, a server that keeps running, a data set that is not
   in the repository, ``make``, which installs a virtualenv) is marked by an HTML comment on the
   line before it: ``<!-- not-run: why -->``. They are counted; more than :data:`MAX_NOT_RUN`
@@ -31,6 +35,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,70 +113,111 @@ def sample_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture()
-def page_dir(tmp_path: Path, sample_workspace: Path) -> Iterator[Path]:
-    """A folder holding ``my-workspace`` and ``.trilha-demo``, both copies of the samples."""
-    for name in ("my-workspace", ".trilha-demo"):
-        shutil.copytree(
-            sample_workspace,
-            tmp_path / name,
-            ignore=shutil.ignore_patterns("*.sock", "*.lock", ".lock"),
-        )
-    environ = dict(os.environ)
-    cwd = Path.cwd()
-    os.chdir(tmp_path)
+@dataclass
+class ShellRun:
+    """What a page's shell blocks printed, how long each took, and the first failure."""
+
+    output: str = ""
+    times: str = ""
+    failure: str | None = None
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory, sample_workspace: Path) -> dict[Path, Path]:
+    """Each page's folder, holding ``my-workspace`` and ``.trilha-demo``: copies of the samples."""
+    made = {}
+    for page in PAGES:
+        folder = tmp_path_factory.mktemp("page")
+        for name in ("my-workspace", ".trilha-demo"):
+            shutil.copytree(
+                sample_workspace,
+                folder / name,
+                ignore=shutil.ignore_patterns("*.sock", "*.lock", ".lock"),
+            )
+        made[page] = folder
+    return made
+
+
+@pytest.fixture(scope="module")
+def shell_runs(folders: dict[Path, Path]) -> Iterator[dict[Path, Future[ShellRun]]]:
+    """Every page's shell blocks, in page order on two background threads (a page's in order)."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    pool = ThreadPoolExecutor(max_workers=2)
     try:
-        yield tmp_path
+        yield {page: pool.submit(run_shells, page, folders[page], env) for page in PAGES}
     finally:
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(environ)
+        pool.shutdown(cancel_futures=True)
+
+
+def run_shells(page: Path, cwd: Path, env: dict[str, str]) -> ShellRun:
+    run = ShellRun()
+    for block in blocks(page):
+        if block.not_run is not None or block.lang == "python":
+            continue
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", shell_code(block)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        run.output += done.stdout
+        run.times += f"{block}: {time.perf_counter() - start:.1f} s\n"
+        if done.returncode != 0:
+            run.failure = (
+                f"{block} exited {done.returncode}:\n{textwrap.indent(block.code, '  ')}\n"
+                f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+            )
+            break
+    return run
 
 
 def run_python(block: Block, namespace: dict[str, object], out: io.StringIO) -> None:
     code = compile(block.code, f"{block.page}:{block.line}", "exec")
     with contextlib.redirect_stdout(out):
-        exec(code, namespace)
-
-
-def run_shell(block: Block, cwd: Path, out: io.StringIO) -> None:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", shell_code(block)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    out.write(done.stdout)
-    assert done.returncode == 0, (
-        f"{block} exited {done.returncode}:\n{textwrap.indent(block.code, '  ')}\n"
-        f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
-    )
+        try:
+            exec(code, namespace)
+        except Exception as error:
+            raise AssertionError(
+                f"{block} raised {error!r}:\n{textwrap.indent(block.code, '  ')}\n"
+                f"output so far:\n{out.getvalue()[-3000:]}"
+            ) from error
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_page_s_examples_run(page: Path, page_dir: Path) -> None:
+def test_the_page_s_examples_run(
+    page: Path, folders: dict[Path, Path], shell_runs: dict[Path, Future[ShellRun]]
+) -> None:
     out = io.StringIO()
     namespace: dict[str, object] = {"__name__": "__docs__"}
-    for block in blocks(page):
-        if block.not_run is not None:
-            continue
-        start = time.perf_counter()
-        if block.lang == "python":
-            try:
+    environ, cwd = dict(os.environ), Path.cwd()
+    os.chdir(folders[page])
+    try:
+        for block in blocks(page):
+            if block.lang == "python" and block.not_run is None:
+                start = time.perf_counter()
                 run_python(block, namespace, out)
-            except Exception as error:
-                raise AssertionError(
-                    f"{block} raised {error!r}:\n{textwrap.indent(block.code, '  ')}\n"
-                    f"output so far:\n{out.getvalue()[-3000:]}"
-                ) from error
-        else:
-            run_shell(block, page_dir, out)
-        print(f"{block}: {time.perf_counter() - start:.1f} s")  # pytest -s shows each block's time
+                print(f"{block}: {time.perf_counter() - start:.1f} s")  # pytest -s shows them
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(environ)
+    shells = shell_runs[page].result()
+    print(shells.times, end="")
+    assert shells.failure is None, shells.failure
     for expected in EXPECT.get(page.name, []):
-        assert expected in out.getvalue(), f"{page.name}'s output lacks {expected!r}"
+        assert expected in out.getvalue() + shells.output, (
+            f"{page.name}'s output lacks {expected!r}"
+        )
+
+
+def test_python_and_shell_keep_to_their_workspace() -> None:
+    """Shell blocks run beside a page's Python blocks: they must not hold the same workspace."""
+    crossing = [str(b) for b in ALL if b.lang == "python" and ".trilha-demo" in b.code]
+    crossing += [str(b) for b in ALL if b.lang != "python" and "my-workspace" in b.code]
+    assert not crossing, f"blocks that open the other kind's workspace: {crossing}"
 
 
 def test_every_page_has_examples_and_few_are_not_run() -> None:
