@@ -134,12 +134,13 @@ def test_json_flag_only_where_it_changes_the_output(
 def test_a_closed_pipe_exits_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    for i in range(40):
+    for i in range(24):  # 24 hits of 900 words: some 150 kB of JSON, more than a pipe holds
         (docs / f"d{i}.md").write_text(f"# Doc {i}\n\n" + "VPN access rule. " * 300)
     env = {**os.environ, "TRILHA_GRAPH_BACKEND": "none"}
     ws = str(tmp_path / "ws")
     monkeypatch.setenv("TRILHA_GRAPH_BACKEND", "none")
-    assert main(["ingest", "-q", "-w", ws, str(docs)]) == 0  # the pipe is the query's
+    # one unit a document: 24 to encode, not 200 (the pipe is the query's)
+    assert main(["ingest", "-q", "-w", ws, str(docs), "--max-words", "900"]) == 0
     cli = [sys.executable, "-m", "trilha.cli.main"]
     proc = subprocess.Popen(
         [*cli, "query", "VPN access", "-k", "80", "--json", "-w", ws],
