@@ -84,6 +84,7 @@ def _requirement_names(requirements: list[str]) -> set[str]:
         (["load", "--duration", "1"], "uvicorn", "server"),
         (["serve"], "fastapi", "server"),
         (["mcp"], "mcp", "mcp"),
+        (["mcp"], "fastapi", "mcp"),
         (["distil", "--teacher", "T", "--out", "O", "--questions", "Q"], "torch", "torch"),
     ],
 )

@@ -41,7 +41,8 @@ def add_parser(sub: Any) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Open the projects and serve MCP until the client (stdio) or a signal (HTTP) stops it."""
     with requires_extra("mcp", "trilha mcp"):
-        import mcp.server  # noqa: F401 - here only to say what to install
+        import fastapi  # noqa: F401 - here only to say what to install (trilha.server's)
+        import mcp.server  # noqa: F401
     settings = settings_of(args)
     config = service_config(args, settings)
     if args.transport == "stdio":
