@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import shutil
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -27,12 +28,35 @@ PRINCIPALS = Path(str(files("trilha.samples") / "principals.yaml"))
 DEBT = "juridico/stj-prescricao-quinquenal-cobranca"
 
 
+@pytest.fixture(scope="module")
+def legal_template(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder
+) -> Path:
+    """The session's ``legal_ws`` (tests/conftest.py) built again once for the module, and
+    closed: each test that writes works on a copy of its own."""
+    folder = tmp_path_factory.mktemp("legal-template") / "ws"
+    open_legal(folder, embedder).close()
+    return folder
+
+
 @pytest.fixture()
-def own_legal_ws(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Workspace]:
-    """The session's ``legal_ws`` (tests/conftest.py) built again, for a test that writes."""
-    ws = open_legal(tmp_path / "ws", embedder)
+def own_legal_ws(
+    legal_template: Path, tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> Iterator[Workspace]:
+    """A copy of :func:`legal_template` of its own, for a test that writes."""
+    shutil.copytree(legal_template, tmp_path / "ws")
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
     yield ws
     ws.close()
+
+
+@pytest.fixture(scope="module")
+def cli_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The samples and their graph records as ``trilha ingest`` writes them (its encoder chosen
+    for the corpus), once for the module: the CLI tests read it or a copy."""
+    ws = tmp_path_factory.mktemp("legal-cli") / "ws"
+    assert main(["ingest", "-q", "-w", str(ws), str(SAMPLES), "--records", str(RECORDS)]) == 0
+    return ws
 
 
 def _top_doc(ws: Workspace, query: str, **kwargs: object) -> str:
@@ -162,9 +186,8 @@ def test_graph_tools_return_seed_json(legal_ws: Workspace) -> None:
     assert hidden.raw_output["meta"]["reason"] == "unknown entity: LGPD, ANPD"
 
 
-def test_graph_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ws = str(tmp_path / "cli")
-    assert main(["ingest", "-q", "-w", ws, str(SAMPLES), "--records", str(RECORDS)]) == 0
+def test_graph_cli(cli_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(cli_folder)  # the commands below only read it
     capsys.readouterr()
     reader = tmp_path / "reader.json"
     reader.write_text(READER.model_dump_json())
@@ -298,11 +321,11 @@ def test_graph_orphans_are_removed_when_the_workspace_opens(
 
 
 def test_graph_topn_demo_three_users_three_answers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli_folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The same entities asked by the Acme CFO, the Beta user and anonymous (issue 8 demo)."""
     ws = tmp_path / "demo"
-    assert main(["ingest", "-q", "-w", str(ws), str(SAMPLES), "--records", str(RECORDS)]) == 0
+    shutil.copytree(cli_folder, ws)  # a copy: this test adds principals.yaml
     (ws / "principals.yaml").write_bytes(PRINCIPALS.read_bytes())
     capsys.readouterr()
     seen = {}
