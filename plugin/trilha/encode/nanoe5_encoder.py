@@ -258,12 +258,13 @@ def cached_graph(weights: E5Weights, int8: bool, cache: Path | None) -> str | by
     stamp = f"{weights.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{int8}".encode()
     key = hashlib.sha1(b"|".join([stamp, *sources])).hexdigest()[:12]
     folder = cache / f"e5-{'int8' if int8 else 'fp32'}-{key}"
+
+    def write(into: Path) -> None:
+        into.mkdir(parents=True, exist_ok=True)
+        (into / GRAPH_FILE).write_bytes(build(weights, int8=int8))
+
     try:
-        export_once(
-            folder,
-            lambda f: (f / GRAPH_FILE).exists(),
-            lambda f: (f / GRAPH_FILE).write_bytes(build(weights, int8=int8)),
-        )
+        export_once(folder, lambda f: (f / GRAPH_FILE).exists(), write)
     except (ConfigurationError, DiskFullError, OSError) as e:  # a cache that cannot be written
         log.warning("the e5 graph is built in memory: %s", e)
         return build(weights, int8=int8)

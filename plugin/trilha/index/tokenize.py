@@ -206,9 +206,7 @@ def _bm25s_stopwords() -> ModuleType:
     loaded = sys.modules.get("bm25s.stopwords")
     package = importlib.util.find_spec("bm25s") if loaded is None else None
     if loaded is not None or package is None or not package.submodule_search_locations:
-        from bm25s import stopwords  # says what is missing when bm25s is not installed
-
-        return stopwords
+        return importlib.import_module("bm25s.stopwords")  # says so when bm25s is missing
     path = Path(package.submodule_search_locations[0]) / "stopwords.py"
     spec = importlib.util.spec_from_file_location("trilha.index._bm25s_stopwords", path)
     if spec is None or spec.loader is None:
