@@ -35,6 +35,27 @@ from trilha.settings import PACKAGED_MODEL, TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
 
+
+def _ram_temproot(folder: str = "/dev/shm", room: int = 8 << 30) -> str | None:
+    """``folder`` where it is a writable tmpfs with ``room`` bytes free and as much memory
+    available (a session's folders peak at a few GB), else None."""
+    mounts, meminfo = Path("/proc/mounts"), Path("/proc/meminfo")
+    if not (mounts.exists() and meminfo.exists() and os.access(folder, os.W_OK)):
+        return None
+    ram = any(line.split()[1:3] == [folder, "tmpfs"] for line in mounts.read_text().splitlines())
+    memory = [line.split() for line in meminfo.read_text().splitlines()]
+    available = next((int(f[1]) << 10 for f in memory if f[0] == "MemAvailable:"), 0)
+    disk = os.statvfs(folder)
+    return folder if ram and min(available, disk.f_bavail * disk.f_frsize) >= room else None
+
+
+# The session's tmp_path folders live in RAM where they can: every new workspace's embedded
+# Qdrant shard creates its payload indices and flushes them through memory maps, which on a disk
+# costs seconds of syncs per workspace (pyproject's tmp_path_retention_policy = "failed" frees a
+# passed test's folder at its end). A PYTEST_DEBUG_TEMPROOT the caller set is kept.
+if "PYTEST_DEBUG_TEMPROOT" not in os.environ and (ram := _ram_temproot()):
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = ram
+
 MODEL_CACHE = Path(os.environ["TRILHA_MODEL_CACHE"])
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SAMPLES = Path(str(files("trilha.samples") / "corpus"))
