@@ -29,7 +29,6 @@ import contextlib
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -43,6 +42,7 @@ import pytest
 
 from trilha import TrilhaSettings, Workspace
 from trilha.samples import load_samples
+from trilha.testing.copying import copy_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -129,11 +129,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory, sample_workspace: Path) ->
     for page in PAGES:
         folder = tmp_path_factory.mktemp("page")
         for name in ("my-workspace", ".trilha-demo"):
-            shutil.copytree(
-                sample_workspace,
-                folder / name,
-                ignore=shutil.ignore_patterns("*.sock", "*.lock", ".lock"),
-            )
+            copy_workspace(sample_workspace, folder / name, "*.sock", "*.lock", ".lock")
         made[page] = folder
     return made
 

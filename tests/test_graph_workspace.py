@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import shutil
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -21,6 +20,7 @@ from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.llamaindex import KnowledgeGraphBoost, TrilhaRetriever
 from trilha.llamaindex.tools import graph_tools
 from trilha.settings import TrilhaSettings
+from trilha.testing.copying import copy_workspace
 from trilha.workspace import Workspace
 
 RECORDS = Path(str(files("trilha.samples") / "graph" / "records.jsonl"))
@@ -44,7 +44,7 @@ def own_legal_ws(
     legal_template: Path, tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> Iterator[Workspace]:
     """A copy of :func:`legal_template` of its own, for a test that writes."""
-    shutil.copytree(legal_template, tmp_path / "ws")
+    copy_workspace(legal_template, tmp_path / "ws")
     ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder)
     yield ws
     ws.close()
@@ -325,7 +325,7 @@ def test_graph_topn_demo_three_users_three_answers(
 ) -> None:
     """The same entities asked by the Acme CFO, the Beta user and anonymous (issue 8 demo)."""
     ws = tmp_path / "demo"
-    shutil.copytree(cli_folder, ws)  # a copy: this test adds principals.yaml
+    copy_workspace(cli_folder, ws)  # a copy: this test adds principals.yaml
     (ws / "principals.yaml").write_bytes(PRINCIPALS.read_bytes())
     capsys.readouterr()
     seen = {}
