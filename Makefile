@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# the tests start ~150 trilha processes: each reads the package's compiled bytecode instead of
+# compiling it again (some environments set this to keep source trees clean)
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test check lint typecheck docs pytest eval bench clean
 
@@ -44,10 +47,18 @@ typecheck: $(TEST_STAMP)
 # of the run; the breadth sweeps (marked `sweep`) are left to `make check`.
 WORKERS ?= 2
 XDIST   := -n $(WORKERS) --dist loadfile
+PYTEST  := $(BIN)/pytest -q $(XDIST) -m "not sweep" --cov --cov-report=term --durations=25
 pytest: $(TEST_STAMP)
-	$(BIN)/pytest -q $(XDIST) -m "not sweep" --cov --cov-report=term --durations=25
+	$(PYTEST)
 
-test: lint typecheck docs pytest
+# mypy (one process, ~50 s) runs beside the tests, whose two workers often wait on a subprocess
+# or a server; its report follows theirs, and either failing fails make test.
+test: lint docs $(TEST_STAMP)
+	@mkdir -p build
+	@$(BIN)/mypy > build/mypy.log 2>&1 & types=$$!; \
+	$(PYTEST); tests=$$?; \
+	wait $$types; typed=$$?; echo "mypy:"; cat build/mypy.log; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 # The docs site (mkdocs.yml) into build/site, --strict: a broken link, a page missing from the
 # nav or a docstring mkdocstrings cannot render fails it. docs/hooks/reference.py writes the
