@@ -206,7 +206,10 @@ def _bm25s_stopwords() -> ModuleType:
     loaded = sys.modules.get("bm25s.stopwords")
     package = importlib.util.find_spec("bm25s") if loaded is None else None
     if loaded is not None or package is None or not package.submodule_search_locations:
-        return importlib.import_module("bm25s.stopwords")  # says so when bm25s is missing
+        from bm25s import stopwords  # says so when bm25s is missing
+
+        lists: ModuleType = stopwords
+        return lists
     path = Path(package.submodule_search_locations[0]) / "stopwords.py"
     spec = importlib.util.spec_from_file_location("trilha.index._bm25s_stopwords", path)
     if spec is None or spec.loader is None:
@@ -217,7 +220,8 @@ def _bm25s_stopwords() -> ModuleType:
 
 
 _BM25S = _bm25s_stopwords()
-_STOPWORDS = {
+#: bm25s' stopword lists by language (read once here; :func:`stopwords` adds the pt extras).
+STOPWORDS = {
     "en": _BM25S.STOPWORDS_EN,
     "pt": _BM25S.STOPWORDS_PORTUGUESE,
     "es": _BM25S.STOPWORDS_SPANISH,
@@ -250,7 +254,7 @@ def _stemmer(lang: str) -> Any:
 @lru_cache(maxsize=16)
 def _stopset(lang: str) -> frozenset[str]:
     extra = default_preparer().stopwords if lang == "pt" else frozenset()
-    return frozenset(_STOPWORDS[lang]) | extra
+    return frozenset(STOPWORDS[lang]) | extra
 
 
 def stopwords(lang: str | None) -> frozenset[str]:

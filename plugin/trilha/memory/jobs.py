@@ -34,11 +34,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_PORTUGUESE
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from trilha.index.sqlite_store import SQLiteStore
-from trilha.index.tokenize import tokenize
+from trilha.index.tokenize import STOPWORDS, tokenize
 from trilha.memory.store import MEMORY_FILE, check_schema, opening
 from trilha.memory.turns import aware_utc, check_name, name_problem, stamp
 
@@ -115,7 +114,7 @@ QUESTION_WORDS = frozenset(
     | {"quanto", "quantos", "quantas"}
 )
 _WORD = re.compile(r"\w+")
-_DROPPED = QUESTION_WORDS | frozenset(STOPWORDS_EN) | frozenset(STOPWORDS_PORTUGUESE)
+_DROPPED = QUESTION_WORDS | frozenset(STOPWORDS["en"]) | frozenset(STOPWORDS["pt"])
 
 
 class RecurringPattern(BaseModel):
