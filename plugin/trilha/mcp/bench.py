@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
-import shutil
 import signal
 import statistics
 import subprocess
@@ -36,6 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 from trilha.cli.serve import listen
 from trilha.server import Projects
 from trilha.server.config import ServiceConfig
+from trilha.testing.copying import copy_workspace
 from trilha.workspace import Workspace
 
 
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     key = secrets.token_hex(16)
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "ws"  # the server's own copy: a workspace is one process's
-        shutil.copytree(args.workspace, served)
+        copy_workspace(args.workspace, served)  # sparse: the shard's holes stay holes
         entry = {"key": key, "tenant": "t", **({"user": args.user} if args.user else {})}
         config = {"projects": {"bench": {"workspace": str(served), "tenant": "t"}}, "keys": [entry]}
         (Path(tmp) / "service.yaml").write_text(json.dumps(config), encoding="utf-8")
