@@ -154,7 +154,8 @@ class LexicalIndex:
         if self._terms is None:
             return None
         view = self._view(visible)
-        tokens = tokenize_query(text, view.langs)
+        # held tokens only: the query's language is detected where it changes them
+        tokens = tokenize_query(text, view.langs, self._terms.vocab.__contains__)
         return self._terms.scores(tokens, visible, view.stats, self.k1, self.b)
 
     @staticmethod
