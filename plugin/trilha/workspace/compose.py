@@ -27,6 +27,7 @@ from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
+from trilha.index.edge_hnsw import HnswPlan
 from trilha.index.lexical import LexicalIndex
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
@@ -232,6 +233,7 @@ def open_dense(
         api_key=settings.qdrant_api_key,
         collection=collection,
         dimension=settings.embedding_dimension,
+        hnsw=HnswPlan.of(settings),
     )
 
 

@@ -1,0 +1,273 @@
+"""HNSW for the embedded Qdrant shard, built in the background above a size threshold.
+
+qdrant-edge builds its HNSW graphs in :meth:`EdgeShard.optimize`, which holds Python's GIL
+until it ends (minutes at a million points): called in a thread, it would stop every search of
+the process. So a shard is built in a child process, on a copy:
+
+1. after the last write of an ingest (no write for :attr:`HnswPlan.quiet_s`), when the shard
+   holds at least :attr:`HnswPlan.threshold` points not in a graph, its folder is copied to
+   ``<folder>.next`` (writes wait for the copy, searches do not);
+2. a child process (``python -m trilha.index.edge_hnsw``, nice 10, its own thread count) opens
+   the copy with the HNSW settings, optimises it and closes it; meanwhile the process searches
+   and writes its shard as before (exactly, plus the graphs of any earlier build), and records
+   which points and documents each write touched;
+3. when the child is done, writes and searches wait while the shard is closed, the folders are
+   renamed (``<folder>`` to ``<folder>.old``, ``<folder>.next`` to ``<folder>``), the built
+   shard is opened and the recorded writes are replayed into it from the old one (each touched
+   point as the old shard holds it now, or deleted where it holds none); then the old folder is
+   removed. A search sees the old shard or the built one, each holding every write so far.
+
+Below the threshold nothing is built and search stays exact. Points written after a build go
+to a plain segment searched exactly beside the graphs, until they are ``threshold`` again.
+Filtered searches whose filter matches fewer than ``threshold`` points (by the payload indices'
+estimate: Qdrant's query planner, through ``full_scan_threshold``) score those points exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trilha.diskspace import ensure_room
+
+if TYPE_CHECKING:
+    from trilha.settings import TrilhaSettings
+
+log = logging.getLogger(__name__)
+
+#: Suffixes of a shard folder's build copy and of the folder it replaced.
+NEXT, OLD = ".next", ".old"
+
+
+@dataclass(frozen=True)
+class HnswPlan:
+    """When and how the shard is HNSW-built (the ``TRILHA_DENSE_HNSW_*`` settings); a due
+    build starts once no write came for ``quiet_s`` seconds (an ingest's batches come faster)."""
+
+    threshold: int
+    m: int
+    ef_construct: int
+    ef: int
+    threads: int
+    quiet_s: float = 10.0
+
+    @classmethod
+    def of(cls, settings: TrilhaSettings) -> HnswPlan:
+        """The plan the settings give."""
+        return cls(
+            threshold=settings.dense_hnsw_threshold,
+            m=settings.dense_hnsw_m,
+            ef_construct=settings.dense_hnsw_ef_construct,
+            ef=settings.dense_hnsw_ef,
+            threads=settings.dense_hnsw_build_threads,
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether a shard is ever built (threshold 0: never)."""
+        return self.threshold > 0
+
+    def full_scan_kb(self, dimension: int) -> int:
+        """Qdrant's ``full_scan_threshold``: ``threshold`` vectors of ``dimension`` floats, in
+        KB (below it a segment, or a filter's matches, is scored exactly)."""
+        return max(1, self.threshold * dimension * 4 // 1024)
+
+    def hnsw_config(self, qe: Any, dimension: int) -> Any:
+        """qdrant-edge's HNSW configuration; no per-payload graphs (``payload_m=0``): filters
+        run inside the main graph, or exactly when they are selective."""
+        return qe.HnswIndexConfig(
+            m=self.m,
+            ef_construct=self.ef_construct,
+            full_scan_threshold=self.full_scan_kb(dimension),
+            max_indexing_threads=self.threads,
+            payload_m=0,
+        )
+
+    def search_params(self, qe: Any, exact: bool = False) -> Any:
+        """The search parameters of every query: ``ef`` candidates in a graph, or exact."""
+        return qe.SearchParams(hnsw_ef=self.ef, exact=exact)
+
+
+def recover(folder: Path) -> None:
+    """Undo what a process that died inside a build left: a copy is removed, and a swap cut
+    short puts the old shard back (the old folder is removed only once the built one holds
+    the writes of its build, so while it is there the built one may lack some)."""
+    old, nxt = _beside(folder, OLD), _beside(folder, NEXT)
+    if old.exists():
+        if folder.exists():
+            shutil.rmtree(folder)
+        old.rename(folder)
+    if nxt.exists():
+        shutil.rmtree(nxt, ignore_errors=True)
+
+
+def _beside(folder: Path, suffix: str) -> Path:
+    return folder.with_name(folder.name + suffix)
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes the folder's files take on disk (sparse files by their blocks)."""
+    total = 0
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                total += path.stat().st_blocks * 512
+    return total
+
+
+class Journal:
+    """What the writes since a build's copy touched: point ids, and documents deleted whole."""
+
+    def __init__(self) -> None:
+        self.points: set[str] = set()
+        self.docs: list[str] = []
+
+
+class Gate:
+    """Many searches (and writes) at once, or one swap of the shard alone."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._shared = 0
+        self._alone = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        """Hold the shard with others."""
+        with self._cond:
+            while self._alone:
+                self._cond.wait()
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._shared -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        """Hold the shard alone (waits for those holding it to finish)."""
+        with self._cond:
+            while self._alone:
+                self._cond.wait()
+            self._alone = True
+            while self._shared:
+                self._cond.wait()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._alone = False
+                self._cond.notify_all()
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    os.nice(10)
+
+
+def run_build(folder: Path, plan: HnswPlan, dimension: int, cancel: threading.Event) -> bool:
+    """Build ``folder`` (a copy) in a child process; False when it failed or was cancelled."""
+    args = [sys.executable, "-m", "trilha.index.edge_hnsw", str(folder), str(dimension)]
+    args.append(json.dumps(asdict(plan)))
+    child = subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+    )
+    try:
+        while child.poll() is None:
+            if cancel.wait(0.2):
+                child.kill()
+                child.wait()
+                return False
+        err = child.stderr.read().decode(errors="replace") if child.stderr else ""
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        if child.stderr:
+            child.stderr.close()
+    if child.returncode != 0:
+        log.warning("the HNSW build of %s failed (%s): %s", folder, child.returncode, err[-2000:])
+        return False
+    return True
+
+
+def build_in_place(folder: Path, plan: HnswPlan, dimension: int) -> None:
+    """Open the shard at ``folder`` with ``plan``'s HNSW settings (written into its config) and
+    optimise it until every segment is in a graph; then close it."""
+    import qdrant_edge as qe
+
+    config = qe.EdgeConfig(
+        vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+        hnsw_config=plan.hnsw_config(qe, dimension),
+        optimizers=qe.EdgeOptimizersConfig(indexing_threshold=1),
+    )
+    shard = qe.EdgeShard.load(str(folder), config)
+    try:
+        shard.optimize()
+        shard.flush()
+    finally:
+        shard.close()
+
+
+def copy_for_build(folder: Path) -> Path:
+    """``folder`` copied (sparse) to ``<folder>.next``, room checked first."""
+    from trilha.testing.copying import copy_workspace
+
+    target = _beside(folder, NEXT)
+    if target.exists():
+        shutil.rmtree(target)
+    ensure_room(folder.parent, 2 * folder_bytes(folder))  # the copy, then its graphs
+    return copy_workspace(folder, target)
+
+
+def swap_in(folder: Path) -> None:
+    """Put the built ``<folder>.next`` in ``folder``'s place, the old shard at ``.old``."""
+    old = _beside(folder, OLD)
+    if old.exists():
+        shutil.rmtree(old)
+    folder.rename(old)
+    _beside(folder, NEXT).rename(folder)
+
+
+def drop_old(folder: Path) -> None:
+    """Remove the shard a swap replaced."""
+    shutil.rmtree(_beside(folder, OLD), ignore_errors=True)
+
+
+def drop_copy(folder: Path) -> None:
+    """Remove a build's copy that was not swapped in."""
+    shutil.rmtree(_beside(folder, NEXT), ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    """Child entry point: ``FOLDER DIMENSION PLAN_JSON``."""
+    folder, dimension, plan = Path(argv[0]), int(argv[1]), HnswPlan(**json.loads(argv[2]))
+    start = time.perf_counter()
+    build_in_place(folder, plan, dimension)
+    print(f"built {folder} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - the child process
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,178 @@
+"""The embedded shard's HNSW, on real qdrant-edge with a low threshold: exact below it, built in
+a child process above it, searchable and writable while it builds, filters exact when selective."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from trilha.index import edge_hnsw
+from trilha.index.edge_hnsw import HnswPlan
+from trilha.index.filter_input import coerce_filters
+from trilha.index.filters import FilterExpr
+from trilha.index.qdrant_edge import QdrantEdgeIndex
+from trilha.types import TextUnit
+
+DIM = 48
+PLAN = HnswPlan(threshold=600, m=16, ef_construct=100, ef=128, threads=1, quiet_s=0.2)
+
+
+def _vectors(n: int, seed: int = 1) -> npt.NDArray[np.float32]:
+    """Points around 40 centres (structure an HNSW graph can follow)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, DIM)).astype(np.float32)
+    v = centres[rng.integers(0, 40, n)] + 0.7 * rng.standard_normal((n, DIM)).astype(np.float32)
+    return np.asarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
+
+
+def _units(start: int, n: int) -> list[TextUnit]:
+    return [
+        TextUnit(
+            unit_id=f"u{i}",
+            doc_id=f"d{i // 2}",
+            text="x",
+            lang="pt" if i % 2 else "en",
+            tags=["rare"] if i % 50 == 0 else ["common"],
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def _fill(index: QdrantEdgeIndex, vectors: npt.NDArray[np.float32], start: int = 0) -> None:
+    for at in range(0, len(vectors), 256):  # an ingest's batches
+        part = vectors[at : at + 256]
+        index.upsert(_units(start + at, len(part)), part)
+
+
+def _ids(hits: list[tuple[str, float]]) -> list[str]:
+    return [u for u, _ in hits]
+
+
+def _recall(
+    index: QdrantEdgeIndex, queries: npt.NDArray[np.float32], expr: FilterExpr | None = None
+) -> float:
+    got = [
+        len(set(_ids(index.search(q, 10, expr))) & set(_ids(index.search(q, 10, expr, True))))
+        for q in queries
+    ]
+    return sum(got) / (10 * len(queries))
+
+
+def _open(tmp_path: Path, plan: HnswPlan | None = PLAN) -> QdrantEdgeIndex:
+    return QdrantEdgeIndex.open(tmp_path / "qdrant-edge", DIM, hnsw=plan)
+
+
+def test_below_the_threshold_nothing_is_built_and_search_is_exact(tmp_path: Path) -> None:
+    index = _open(tmp_path)
+    try:
+        vectors = _vectors(500)
+        _fill(index, vectors)
+        index.settle()
+        state = index.hnsw_state()
+        assert state == {"points": 500, "indexed": 0, "building": False, "builds": 0}
+        for q in _vectors(5, seed=9):
+            assert index.search(q, 10) == index.search(q, 10, exact=True)
+    finally:
+        index.close()
+    assert not (tmp_path / "qdrant-edge.next").exists()
+
+
+def test_above_it_a_build_is_swapped_in_with_recall_against_exact(tmp_path: Path) -> None:
+    index = _open(tmp_path)
+    try:
+        _fill(index, _vectors(2400))
+        index.settle()
+        state = index.hnsw_state()
+        assert state["builds"] == 1 and state["points"] == 2400
+        assert state["indexed"] == 2400
+        assert _recall(index, _vectors(20, seed=5)) >= 0.95
+        filters = coerce_filters({"lang": "pt"})
+        assert _recall(index, _vectors(20, seed=6), expr=filters) >= 0.95
+        assert all(int(u[1:]) % 2 for u, _ in index.search(_vectors(1, 7)[0], 10, filters))
+    finally:
+        index.close()
+    reopened = _open(tmp_path)  # the built shard is the workspace's from now on
+    try:
+        assert reopened.hnsw_state()["indexed"] == 2400
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+
+
+def test_a_selective_filter_is_searched_exactly(tmp_path: Path) -> None:
+    """48 points carry the rare tag, fewer than the threshold: the planner scores them all."""
+    index = _open(tmp_path)
+    try:
+        _fill(index, _vectors(2400))
+        index.settle()
+        rare = coerce_filters({"tags": ["rare"]})
+        for q in _vectors(10, seed=8):
+            assert index.search(q, 10, rare) == index.search(q, 10, rare, exact=True)
+    finally:
+        index.close()
+
+
+def test_searches_and_writes_during_the_build_stay_correct(tmp_path: Path) -> None:
+    index = _open(tmp_path)
+    queries = _vectors(8, seed=3)
+    try:
+        _fill(index, _vectors(3000))
+        index._hurry.set()  # build now
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "qdrant-edge.next").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert index.hnsw_state()["building"]
+        searched = 0
+        extra = _vectors(40, seed=11)
+        while index.hnsw_state()["building"] and time.monotonic() < deadline:
+            for q in queries:  # meanwhile the shard is searched exactly, as before
+                assert index.search(q, 10) == index.search(q, 10, exact=True)
+                searched += 1
+            if searched == len(queries):  # and written: added points, a deleted document
+                index.upsert(_units(5000, 40), extra)
+                index.delete_doc("d3")
+                index.delete_units(["u10"])
+        assert searched > 0
+        index.settle()
+        assert index.hnsw_state()["builds"] == 1
+        assert index.count() == 3000 + 40 - 3
+        assert not {"u6", "u7", "u10"} & set(index.unit_ids())
+        for i, v in enumerate(extra):  # the writes made during the build are in the built shard
+            assert index.search(v, 1)[0][0] == f"u{5000 + i}"
+        assert _recall(index, queries) >= 0.95
+    finally:
+        index.close()
+
+
+def test_a_shard_opened_without_a_plan_is_never_built(tmp_path: Path) -> None:
+    index = _open(tmp_path, plan=None)
+    try:
+        _fill(index, _vectors(1200))
+        index.settle()
+        assert index.hnsw_state()["indexed"] == 0
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("cut", ["copy", "renamed", "swapped"])
+def test_what_a_killed_build_left_is_undone_on_open(tmp_path: Path, cut: str) -> None:
+    index = _open(tmp_path, plan=None)
+    _fill(index, _vectors(300))
+    index.close()
+    folder = tmp_path / "qdrant-edge"
+    shutil.copytree(folder, tmp_path / "qdrant-edge.next")
+    if cut in ("renamed", "swapped"):  # died inside the swap: the old shard comes back
+        edge_hnsw.swap_in(folder)
+        if cut == "renamed":
+            (tmp_path / "qdrant-edge").rename(tmp_path / "qdrant-edge.next")
+    reopened = _open(tmp_path)
+    try:
+        assert reopened.count() == 300
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
