@@ -89,6 +89,11 @@ class KgBooster(Protocol):
         unit)."""
         ...
 
+    def prepare(self, query: str, principal: Principal | None = None) -> object:
+        """Get ready, in the background, for the boost of ``query`` that a search is about to
+        ask once its sides are done (may do nothing)."""
+        ...
+
 
 class UnavailableBooster:
     """Stands in for a graph that could not be opened: no boost, the reason as warning."""
@@ -105,6 +110,9 @@ class UnavailableBooster:
     ) -> tuple[dict[str, float], str | None]:
         """Nothing, and why."""
         return {}, self.warning
+
+    def prepare(self, query: str, principal: Principal | None = None) -> None:
+        """Nothing to get ready."""
 
 
 class HybridSearcher:
@@ -286,6 +294,7 @@ def with_warning(result: SearchResult, warning: str) -> SearchResult:
 # -- stages 3 and 4: encoding and both sides ------------------------------------------------------
 def hybrid(text: str, plan: SearchPlan, vector: Vector | None, c: Collaborators) -> SearchResult:
     """Both sides of ``text`` concurrently (the side threads), the KG boost, the merge."""
+    prepare_boost(text, plan, c.booster)
     jobs = side_jobs(text, plan, vector, c)
     futures = {side: c.pool.submit(job) for side, job in jobs.items()}
     sides = {side: f.result() for side, f in futures.items()}
@@ -296,6 +305,7 @@ async def ahybrid(
     text: str, plan: SearchPlan, vector: Vector | None, c: Collaborators
 ) -> SearchResult:
     """:func:`hybrid` on the event loop's threads."""
+    prepare_boost(text, plan, c.booster)
     jobs = side_jobs(text, plan, vector, c)
     results = await asyncio.gather(*(asyncio.to_thread(job) for job in jobs.values()))
     sides = dict(zip(jobs, results, strict=True))
@@ -552,6 +562,12 @@ def well_ranked(
 ) -> set[str]:
     """Units whose min-max scaled score reaches ``floor`` on at least one side."""
     return {u for scores in side_scores for u, v in minmax(scores).items() if v >= floor}
+
+
+def prepare_boost(query: str, plan: SearchPlan, booster: KgBooster | None) -> None:
+    """When the plan asks a boost, let the booster get ready for it while the sides run."""
+    if plan.kg and booster is not None:
+        booster.prepare(query, plan.principal)
 
 
 def kg_stage(
