@@ -9,7 +9,9 @@ hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constru
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
@@ -65,18 +67,19 @@ def compose(
     (:mod:`trilha.workspace.shared`). What was opened is closed again on failure."""
     embedder = open_encoder(root, settings, embedder)
     with ExitStack() as undo:
+        opening = opening_graph(settings, root, extractor)
+        undo.callback(close_graph, opening)
         store = _open_store(root, embedder, read_only)
         undo.callback(store.close)
         made_private = None if read_only else migrate_store(store)
         undo.callback((dense := open_dense(settings, root, store, read_only)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
-        graph, graph_warning = open_graph(settings, root, extractor)
-        if graph is not None:
-            undo.callback(graph.close)
-        booster = make_booster(graph, graph_warning)
         load = partial(load_lexical, store, root / "lexical", settings)
-        searcher = HybridSearcher(load(save=not read_only), dense, embedder, booster)
+        lexical = load(save=not read_only)
+        graph, graph_warning = opening.result()
+        booster = make_booster(graph, graph_warning)
+        searcher = HybridSearcher(lexical, dense, embedder, booster)
         undo.callback(searcher.close)
         slot = RerankerSlot(lambda: configured_reranker(settings, older_models(root)), reranker)
         follows = Follower.when(read_only, store, searcher, graph, partial(load, save=False))
@@ -255,6 +258,31 @@ def open_graph(
         warning = f"graph unavailable ({type(e).__name__}: {e}); searching without KG boost"
         log.warning(warning)
         return None, warning
+
+
+def opening_graph(
+    settings: TrilhaSettings, root: Path, extractor: EntityExtractor | None = None
+) -> Future[tuple[GraphService | None, str | None]]:
+    """:func:`open_graph` on a thread of its own, so that the embedded graph server starts
+    (0.2-0.5 s, mostly waiting for its socket) while the unit store, the dense index and the
+    lexical snapshot open."""
+    opening: Future[tuple[GraphService | None, str | None]] = Future()
+
+    def run() -> None:
+        try:
+            opening.set_result(open_graph(settings, root, extractor))
+        except BaseException as e:  # handed to the opening thread through the future
+            opening.set_exception(e)
+
+    threading.Thread(target=run, name="trilha-graph-open", daemon=True).start()
+    return opening
+
+
+def close_graph(opening: Future[tuple[GraphService | None, str | None]]) -> None:
+    """Close the graph :func:`opening_graph` opened (once it has), if any."""
+    graph, _ = opening.result()
+    if graph is not None:
+        graph.close()
 
 
 def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBooster | None:
