@@ -129,14 +129,15 @@ def test_searches_and_writes_during_the_build_stay_correct(tmp_path: Path) -> No
         assert index.hnsw_state()["building"]
         searched = 0
         extra = _vectors(40, seed=11)
+        index.upsert(_units(5000, 40), extra)  # written meanwhile: points, a deleted document
+        index.delete_doc("d3")
+        index.delete_units(["u10"])
         while index.hnsw_state()["building"] and time.monotonic() < deadline:
-            for q in queries:  # meanwhile the shard is searched exactly, as before
-                assert index.search(q, 10) == index.search(q, 10, exact=True)
-                searched += 1
-            if searched == len(queries):  # and written: added points, a deleted document
-                index.upsert(_units(5000, 40), extra)
-                index.delete_doc("d3")
-                index.delete_units(["u10"])
+            for q in queries:  # and searched on the old shard, exactly as before
+                got, want = index.search(q, 10), index.search(q, 10, exact=True)
+                if index.builds == 0:  # not swapped yet
+                    assert got == want
+                    searched += 1
         assert searched > 0
         index.settle()
         assert index.hnsw_state()["builds"] == 1
@@ -145,6 +146,22 @@ def test_searches_and_writes_during_the_build_stay_correct(tmp_path: Path) -> No
         for i, v in enumerate(extra):  # the writes made during the build are in the built shard
             assert index.search(v, 1)[0][0] == f"u{5000 + i}"
         assert _recall(index, queries) >= 0.95
+    finally:
+        index.close()
+
+
+def test_a_build_the_writes_outran_is_abandoned_and_made_again(tmp_path: Path) -> None:
+    index = _open(tmp_path)
+    try:
+        _fill(index, _vectors(1200))
+        index._hurry.set()
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "qdrant-edge.next").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _fill(index, _vectors(700, seed=4), start=1200)  # more than the threshold meanwhile
+        index.settle()
+        state = index.hnsw_state()
+        assert state["points"] == state["indexed"] == 1900 and state["builds"] == 1
     finally:
         index.close()
 

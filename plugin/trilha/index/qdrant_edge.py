@@ -74,7 +74,8 @@ class QdrantEdgeIndex:
         self._builder: threading.Thread | None = None
         self._last_write = 0.0
         self._hurry = threading.Event()  # build now (settle, close), not after the quiet time
-        self._cancel = threading.Event()
+        self._cancel = threading.Event()  # closing without waiting: kill the build
+        self._stale = threading.Event()  # the running build fell behind the writes
         self.builds = 0  # builds swapped in by this process
 
     @classmethod
@@ -254,9 +255,14 @@ class QdrantEdgeIndex:
 
     def _wrote(self) -> None:
         """After a write (lock held): a build is started when one is due and none runs; it
-        waits for the writes to stop."""
+        waits for the writes to stop. A running build that fell ``threshold`` points behind is
+        abandoned (the loop starts another once the writes stop)."""
         self._last_write = time.monotonic()
-        if self.hnsw is None or (self._builder is not None and self._builder.is_alive()):
+        if self.hnsw is None:
+            return
+        if self._builder is not None and self._builder.is_alive():
+            if self._journal is not None and len(self._journal) >= self.hnsw.threshold:
+                self._stale.set()
             return
         if self._due():
             self._builder = threading.Thread(target=self._build_loop, name="trilha-hnsw")
@@ -270,6 +276,8 @@ class QdrantEdgeIndex:
             return
         self._hurry.set()
         builder.join(timeout)
+        if not builder.is_alive():
+            self._hurry.clear()
 
     def _build_loop(self) -> None:
         assert self.hnsw is not None and self.folder is not None
@@ -300,9 +308,13 @@ class QdrantEdgeIndex:
             start = time.perf_counter()
             copy = edge_hnsw.copy_for_build(folder)
             self._journal = Journal()
+            self._stale.clear()
         log.info("building HNSW for %s (copied in %.1f s)", folder, time.perf_counter() - start)
         try:
-            built = edge_hnsw.run_build(copy, self.hnsw, self.dimension, self._cancel)
+            built = edge_hnsw.run_build(copy, self.hnsw, self.dimension, self._cancel, self._stale)
+            if self._stale.is_set():
+                log.info("HNSW build of %s abandoned: the writes went on", folder)
+                return True  # the loop waits for quiet and starts again
             if not built:
                 return False
             with self._lock, self._gate.alone():
