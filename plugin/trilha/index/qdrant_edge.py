@@ -294,6 +294,7 @@ class QdrantEdgeIndex:
                 return
             with self._lock, self._gate.shared():
                 if self._shard is None or not self._due():
+                    self._builder = None  # a write from now on starts the next one
                     return
 
     def _build_once(self) -> bool:
