@@ -144,7 +144,10 @@ class KGBooster:
             named = bool(entity_keys(entities_in_query(query)))
             plans: dict[bool, Future[None]] = {named: Future(), not named: Future()}
             self._plans[scope] = plans
-        self._gate.pool.submit(self._plan, Visibility.of(who), plans, named)
+        # a daemon thread of its own: a read the closing server never answers must hold
+        # neither the gate's pool nor the process's exit (the pool's threads are joined then)
+        args = (Visibility.of(who), plans, named)
+        threading.Thread(target=self._plan, args=args, name="trilha-kg-plan", daemon=True).start()
         return plans[named]
 
     def _plan(self, vis: Visibility, plans: dict[bool, Future[None]], first: bool) -> None:
@@ -152,6 +155,8 @@ class KGBooster:
         try:
             if self._gate.entities_alone or self.store.run(cypher.any_evidence(vis), vis.params):
                 for named in (first, not first):
+                    if self._gate.closed:
+                        break
                     _rows(self.store, [], ["?"] if named else [], self.timeout_s, vis)
                     plans[named].set_result(None)
         except Exception as e:  # the boost itself will degrade and say why
@@ -279,6 +284,8 @@ class BoostGate:
         # boost reads run here, so that a query starts no thread; a read stuck in the graph
         # holds one worker, and callers still stop waiting at the timeout
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-kg")
+        #: Set by :meth:`close`.
+        self.closed = False
 
     def nothing_to_read(
         self,
@@ -332,6 +339,7 @@ class BoostGate:
 
     def close(self) -> None:
         """Stop the pool (a read in flight finishes on its own)."""
+        self.closed = True
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _ensure_priors(self) -> None:
