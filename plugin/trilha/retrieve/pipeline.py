@@ -274,7 +274,7 @@ def retrieve(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> Searc
 
 def with_empty_warning(result: SearchResult, c: Collaborators) -> SearchResult:
     """``result``, with a warning when the workspace holds no document (a new result)."""
-    if result.hits or c.lexical.units:
+    if result.hits or len(c.lexical):
         return result
     # The log names the folder; the trace, which HTTP and MCP callers read, does not.
     log.warning("workspace %s is empty: nothing to search", c.workspace)
@@ -377,7 +377,7 @@ def bm25_side(
     start = time.perf_counter()
     everything = lexical.score_all(text, visible)
     rows = lexical.top(everything, n, mask)
-    scores = {lexical.units[r].unit_id: s for r, s in rows}
+    scores = {lexical.rows[r].unit_id: s for r, s in rows}
 
     def fill(unit_ids: Sequence[str]) -> dict[str, float]:
         if everything is None:
@@ -470,7 +470,7 @@ def merged(
         bm25, sem = filled or (bm25, sem)
         scores = _Scores(bm25, ranks[0], sem, ranks[1], kg, fused)
         hits = [
-            Hit(unit=lexical.units[lexical.row_of[uid]], scores=scores.of(uid, pos))
+            Hit(unit=lexical.rows[lexical.row_of[uid]], scores=scores.of(uid, pos))
             for pos, uid in enumerate(in_order[: plan.top_k], start=1)
         ]
         fill = trace.stage("fill")
@@ -553,7 +553,7 @@ def _in_snapshot(sem: dict[str, float], lexical: LexicalIndex, trace: Trace) -> 
 
 def _doc_of(fused: Mapping[str, float], lexical: LexicalIndex) -> dict[str, str]:
     """The document of each fused unit (the duplicate penalty counts units per document)."""
-    return {uid: lexical.units[lexical.row_of[uid]].doc_id for uid in fused}
+    return {uid: lexical.rows[lexical.row_of[uid]].doc_id for uid in fused}
 
 
 # -- stage 6: the KG boost (an input of the merge) ------------------------------------------------

@@ -31,10 +31,10 @@ from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
 from trilha.index.edge_hnsw import HnswPlan
 from trilha.index.lexical import LexicalIndex
+from trilha.index.lexical_store import catch_up, open_index
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
 from trilha.settings import AUTO_MODEL, TrilhaSettings
-from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
 from trilha.workspace.shared import Follower, needs_upgrade, server_collection
@@ -82,7 +82,9 @@ def compose(
         searcher = HybridSearcher(lexical, dense, embedder, booster)
         undo.callback(searcher.close)
         slot = RerankerSlot(lambda: configured_reranker(settings, older_models(root)), reranker)
-        follows = Follower.when(read_only, store, searcher, graph, partial(load, save=False))
+        follow = partial(load, save=False, merge=False)  # a reader merges on its own thread
+        follows = Follower.when(read_only, store, searcher, graph,
+                                lambda current: follow(current=current))  # fmt: skip
         parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
                       follows)  # fmt: skip
         if repair and not read_only:
@@ -293,22 +295,21 @@ def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBoo
 
 
 def load_lexical(
-    store: DocStore, folder: Path, settings: TrilhaSettings, *, save: bool = True
+    store: DocStore,
+    folder: Path,
+    settings: TrilhaSettings,
+    *,
+    save: bool = True,
+    current: LexicalIndex | None = None,
+    merge: bool = True,
 ) -> LexicalIndex:
-    """The lexical snapshot of the store's current generation: loaded from ``folder`` when it
-    reflects that generation, else rebuilt from the stored tokens (and, with ``save``, saved
-    there)."""
-    generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
-    rows = list(store.iter_rows())
-    units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
-    k1, b = settings.bm25_k1, settings.bm25_b
-    index = LexicalIndex.load(folder, generation, units, k1=k1, b=b)
-    if index is None:
-        index = LexicalIndex.build(units, [tokens.split() for _, _, tokens in rows], k1=k1, b=b)
-        if save:
-            index.save(folder, generation)
-    index.generation = generation
-    return index
+    """The lexical snapshot of the store's current state: ``current`` caught up with what
+    changed since it (:func:`~trilha.index.lexical_store.catch_up`), else the base saved in
+    ``folder`` caught up, else built from the stored tokens; merged when it grew enough
+    (``merge``), and then, with ``save``, saved there."""
+    if current is None:
+        return open_index(store, folder, settings.bm25_k1, settings.bm25_b, save=save)
+    return catch_up(current, store, folder, save=save, merge=merge)
 
 
 def configured_reranker(settings: TrilhaSettings, older: Path | None = None) -> Reranker:

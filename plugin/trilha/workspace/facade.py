@@ -155,9 +155,12 @@ class Workspace(UnitReads):
         self.close()
 
     def _refresh(self) -> None:
-        """Swap in the lexical snapshot of the store's new generation (one assignment: a search
-        keeps the snapshot it started with)."""
-        self.searcher.lexical = load_lexical(self.store, self.path / "lexical", self.settings)
+        """Swap in the lexical snapshot of the store's new generation, made from the current
+        one and what changed since (one assignment: a search keeps the snapshot it started
+        with)."""
+        self.searcher.lexical = load_lexical(
+            self.store, self.path / "lexical", self.settings, current=self.searcher.lexical
+        )
 
     # -- writing --------------------------------------------------------------------------------
     def ingest(
