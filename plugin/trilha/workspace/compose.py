@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 
@@ -49,6 +50,23 @@ from trilha.workspace.upgrade import (
 
 log = logging.getLogger(__name__)
 
+#: True while workspaces open for a search that follows at once (:func:`searching_next`).
+_SEARCHING_NEXT: ContextVar[bool] = ContextVar("trilha_searching_next", default=False)
+
+
+@contextmanager
+def searching_next() -> Iterator[None]:
+    """Workspaces opened in this block are about to be searched (the CLI's query commands): an
+    encoder that can load ahead (a ``prepare()`` method, as the e5 models have) starts loading
+    on a thread of its own while the graph server starts and the indices open, instead of on
+    the first query. Other callers open without it, so that a process that never searches
+    loads no model it does not use."""
+    token = _SEARCHING_NEXT.set(True)
+    try:
+        yield
+    finally:
+        _SEARCHING_NEXT.reset(token)
+
 
 def compose(
     root: Path,
@@ -66,6 +84,10 @@ def compose(
     (:func:`trilha.workspace.repair.repair`). ``read_only`` writes nothing
     (:mod:`trilha.workspace.shared`). What was opened is closed again on failure."""
     embedder = open_encoder(root, settings, embedder)
+    if _SEARCHING_NEXT.get():
+        prepare = getattr(embedder, "prepare", None)
+        if callable(prepare):
+            prepare()
     with ExitStack() as undo:
         opening = opening_graph(settings, root, extractor)
         undo.callback(close_graph, opening)
