@@ -186,3 +186,13 @@ def test_a_base_folder_removed_under_a_reader_is_rebuilt_not_half_read(
     rebuilt = lexical_store.open_index(ws.store, copy, 1.5, 0.75, save=False)
     assert rebuilt.units == ws.searcher.lexical.units
     assert [p.name for p in copy.iterdir()] == ["state.json"]  # nothing written
+
+
+def test_units_rewritten_in_place_rebuild_the_index(ws: Workspace) -> None:
+    """A migration rewrites units without new rows: the log says so, and the next snapshot is
+    built whole from the store rather than caught up."""
+    rewritten = ws.store.migrate("test-rewrite", "1", lambda body: body.replace('"en"', '"pt"'))
+    assert rewritten
+    ws.ingest([])  # refreshes the snapshot
+    assert {u.unit_id for u in ws.all_units() if u.lang == "pt"} >= set(rewritten)
+    _same_as_whole(ws)

@@ -183,7 +183,7 @@ class MetaColumns:
             return self
         payloads = [p for part in self._parts for p in part.payloads]
         if self.alive is not None:
-            payloads = [payloads[int(r)] for r in np.flatnonzero(self.alive)]
+            payloads = [payloads[r] for r in np.flatnonzero(self.alive).tolist()]
         return MetaColumns(payloads, self._cache_size)
 
     @property

@@ -75,6 +75,11 @@ class UnitRows(Sequence[TextUnit]):
     def __iter__(self) -> Iterator[TextUnit]:
         return iter(self._units[: self._n])
 
+    def taken(self, rows: Ints) -> list[TextUnit]:
+        """The units of ``rows``."""
+        units = self._units
+        return [units[r] for r in rows.tolist()]
+
     def extended(self, units: Sequence[TextUnit]) -> UnitRows:
         """These rows and ``units`` after them (the list is shared while nothing else grew it)."""
         shared = self._units if len(self._units) == self._n else self._units[: self._n]
@@ -196,14 +201,12 @@ class LexicalIndex:
         alive = self._terms.alive
         if alive is None:
             return tuple(self.rows)
-        return tuple(self.rows[int(r)] for r in np.flatnonzero(alive))
+        return tuple(self.rows.taken(np.flatnonzero(alive)))
 
     def units_in(self, mask: BoolArray | None) -> Iterator[TextUnit]:
         """The live units ``mask`` keeps (all: None; one of :attr:`columns`' masks), in order."""
         keep = self._terms.alive if mask is None else mask
-        return (
-            iter(self.rows) if keep is None else (self.rows[int(r)] for r in np.flatnonzero(keep))
-        )
+        return iter(self.rows if keep is None else self.rows.taken(np.flatnonzero(keep)))
 
     @property
     def last_row(self) -> int:
@@ -266,7 +269,7 @@ class LexicalIndex:
         """The same live units in one segment without dead rows (what a merge saves)."""
         alive = self._terms.alive
         live = np.arange(len(self.rows)) if alive is None else np.flatnonzero(alive)
-        units = [self.rows[int(r)] for r in live]
+        units = self.rows.taken(live)
         out = LexicalIndex(
             units,
             self._terms.merged() if units else None,

@@ -175,8 +175,3 @@ class Follower:
         merged = grown.compacted()
         with self._lock:
             self._searcher.lexical = self._load(merged)
-
-    def wait(self) -> None:
-        """Wait for a merge in progress (tests and benchmarks)."""
-        if self._merging is not None:
-            self._merging.join()
