@@ -127,7 +127,7 @@ class QdrantEdgeIndex:
 
     def count(self) -> int:
         """Points in the shard."""
-        with self._gate.shared():
+        with self._gate:
             return int(self._live().count(self._qe.CountRequest(exact=True)))
 
     def upsert(
@@ -141,7 +141,7 @@ class QdrantEdgeIndex:
         if self.folder is not None:
             ensure_room(self.folder, len(units) * UNIT_BYTES)
         qe = self._qe
-        with self._lock, self._gate.shared():
+        with self._lock, self._gate:
             shard = self._live()
             for start in range(0, len(units), batch_size):
                 points = [
@@ -158,7 +158,7 @@ class QdrantEdgeIndex:
         """Remove every point of a document."""
         qe = self._qe
         flt = qe.Filter(must=[qe.FieldCondition(key="doc_id", match=qe.MatchValue(doc_id))])
-        with self._lock, self._gate.shared():
+        with self._lock, self._gate:
             shard = self._live()
             shard.update(qe.UpdateOperation.delete_points_by_filter(flt))
             shard.flush()
@@ -169,7 +169,7 @@ class QdrantEdgeIndex:
     def delete_units(self, unit_ids: Sequence[str], batch_size: int = 1024) -> None:
         """Remove the points of these units, then flush."""
         qe = self._qe
-        with self._lock, self._gate.shared():
+        with self._lock, self._gate:
             shard = self._live()
             for start in range(0, len(unit_ids), batch_size):
                 ids = [point_id(u) for u in unit_ids[start : start + batch_size]]
@@ -184,7 +184,7 @@ class QdrantEdgeIndex:
         qe = self._qe
         out: set[str] = set()
         offset = None
-        with self._gate.shared():
+        with self._gate:
             shard = self._live()
             while True:
                 request = qe.ScrollRequest(
@@ -198,7 +198,7 @@ class QdrantEdgeIndex:
     def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by unit id (ids without a point are left out)."""
         out: dict[str, npt.NDArray[np.float32]] = {}
-        with self._gate.shared():
+        with self._gate:
             shard = self._live()
             for start in range(0, len(unit_ids), 1024):
                 chunk = list(unit_ids[start : start + 1024])
@@ -230,14 +230,14 @@ class QdrantEdgeIndex:
             params=params,
             with_payload=["unit_id"],
         )
-        with self._gate.shared():
+        with self._gate:
             found = self._live().search(request)
         return [(str(p.payload["unit_id"]), float(p.score)) for p in found]
 
     # -- the background HNSW build (trilha.index.edge_hnsw) ----------------------------------
     def hnsw_state(self) -> dict[str, Any]:
         """Points, points in a graph, whether a build is running, builds swapped in."""
-        with self._gate.shared():
+        with self._gate:
             info = self._live().info()
         return {
             "points": int(info.points_count),
@@ -292,7 +292,7 @@ class QdrantEdgeIndex:
             except Exception:  # a failed build leaves the shard exact; the next write retries
                 log.exception("the HNSW build of %s failed", self.folder)
                 return
-            with self._lock, self._gate.shared():
+            with self._lock, self._gate:
                 if self._shard is None or not self._due():
                     self._builder = None  # a write from now on starts the next one
                     return
