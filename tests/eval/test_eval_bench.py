@@ -107,6 +107,7 @@ def test_a_tiny_scale_build_filters_inside_both_sides(tmp_path: Path) -> None:
     assert set(got["latency"]) == {"hybrid", "hybrid_filtered", "dense", "dense_filtered", "bm25"}
     assert got["recall_at_10"] == {"dense": 1.0, "dense_filtered": 1.0}  # exact below 20k
     assert got["dense_index"]["indexed"] == 0
+    assert {row["recall_at_10"] for row in got["dense_by_ef"].values()} == {1.0}
     added = got["added"]
     assert added["units_after"] == 320 and added["search_failures"] == 0
     assert added["searches_during"] > 0

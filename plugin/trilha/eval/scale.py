@@ -299,6 +299,7 @@ def bench_scale(
             }
             out.update(_latencies(ws, texts, vectors, progress))
             out["recall_at_10"] = _recall(ws, vectors)
+            out["dense_by_ef"] = _ef_sweep(ws, vectors)
             out["added"] = _add_while_searching(ws, vocab, n, added, texts, vectors, progress)
             out["dense_index_after_add"] = _dense_state(ws)
             out["memory"] = _memory()
@@ -397,6 +398,30 @@ def _recall(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, float]
             want = {u for u, _ in dense.search(v, 10, expr, exact=True)}
             found, wanted = found + len(got & want), wanted + len(want)
         out[name] = round(found / wanted, 4) if wanted else 1.0
+    return out
+
+
+#: The graph search widths the scale test compares (recall against P50).
+EF_SWEEP = (64, 128, 256, 512)
+
+
+def _ef_sweep(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, Any] | None:
+    """Dense recall@10 against exact and P50 (the dense index alone, no filter) for each
+    candidate count of :data:`EF_SWEEP`, to choose ``TRILHA_DENSE_HNSW_EF`` by."""
+    dense = ws.dense
+    if not isinstance(dense, QdrantEdgeIndex):
+        return None
+    want = [{u for u, _ in dense.search(v, 10, exact=True)} for v in vectors]
+    out: dict[str, Any] = {}
+    for ef in EF_SWEEP:
+        found, times = 0, []
+        for v, exact in zip(vectors, want, strict=True):
+            start = time.perf_counter()
+            hits = dense.search(v, 10, ef=ef)
+            times.append((time.perf_counter() - start) * 1000.0)
+            found += len({u for u, _ in hits} & exact)
+        recall = round(found / max(sum(len(w) for w in want), 1), 4)
+        out[str(ef)] = {"recall_at_10": recall, "p50_ms": latency_summary(times)["p50_ms"]}
     return out
 
 

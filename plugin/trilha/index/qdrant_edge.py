@@ -215,14 +215,18 @@ class QdrantEdgeIndex:
         k: int,
         expr: FilterExpr | None = None,
         exact: bool = False,
+        ef: int | None = None,
     ) -> list[tuple[str, float]]:
         """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``; ``exact``
-        scores every matching point even where the shard has graphs (recall's reference)."""
+        scores every matching point even where the shard has graphs (recall's reference),
+        ``ef`` overrides the plan's candidates per graph search."""
         if k <= 0:
             return []
         qe = self._qe
         flt = None if expr is None or expr.is_empty() else self._filters.compile(expr)
-        params = qe.SearchParams(exact=True) if exact else self._params
+        params = self._params
+        if exact or ef is not None:
+            params = qe.SearchParams(exact=exact, hnsw_ef=ef)
         request = qe.SearchRequest(
             query=qe.Query.Nearest(vector.tolist()),
             limit=k,
