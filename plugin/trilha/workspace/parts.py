@@ -90,6 +90,8 @@ class Parts:
         """Close every part (an embedded graph server stops, the Qdrant folder lock goes). The
         graph closes on a thread of its own while the others close: an embedded server saves
         and exits (0.1-0.2 s of waiting for it) while the dense index flushes."""
+        if self.follower is not None:
+            self.follower.close()  # a merge in progress reads the store
         self.searcher.close()
         graph = self.graph
         closing: Future[None] | None = None

@@ -29,6 +29,7 @@ serialises) and the graph's retrieval log (a JSONL file each process appends lin
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -41,6 +42,8 @@ from trilha.index.lexical import LexicalIndex
 from trilha.index.lexical_store import needs_merge
 from trilha.retrieve.pipeline import HybridSearcher
 from trilha.settings import TrilhaSettings
+
+log = logging.getLogger(__name__)
 
 
 def check_shareable(settings: TrilhaSettings) -> None:
@@ -171,7 +174,15 @@ class Follower:
         self._merging = threading.Thread(target=self._merge, args=(grown,), daemon=True)
         self._merging.start()
 
+    def close(self) -> None:
+        """Wait for a merge in progress (it reads the store, which closes next)."""
+        if self._merging is not None:
+            self._merging.join()
+
     def _merge(self, grown: LexicalIndex) -> None:
-        merged = grown.compacted()
-        with self._lock:
-            self._searcher.lexical = self._load(merged)
+        try:
+            merged = grown.compacted()
+            with self._lock:
+                self._searcher.lexical = self._load(merged)
+        except Exception as e:  # the store closed under it, say: the unmerged snapshot stays
+            log.warning("merging the lexical snapshot failed (%s); searching it unmerged", e)
