@@ -102,12 +102,17 @@ class QdrantEdgeIndex:
                 f"cannot open the embedded Qdrant shard at {folder}: {e}. Is another process "
                 "using this workspace?"
             ) from e
-        # every open (re)creates the payload indices: a shard made before a field was indexed
-        # gets it (the policy's fields unindexed made filtered searches ~20x slower)
-        for name in KEYWORD_FIELDS:
-            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
-        for name in INTEGER_FIELDS:
-            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+        # every open creates the payload indices the shard lacks: a shard made before a field was
+        # indexed gets it (the policy's fields unindexed made filtered searches ~20x slower);
+        # those it has are left alone (recreating all 17 took 0.3 s of every open)
+        held = {name: index.data_type for name, index in shard.info().payload_schema.items()}
+        for names, kind in (
+            (KEYWORD_FIELDS, qe.PayloadSchemaType.Keyword),
+            (INTEGER_FIELDS, qe.PayloadSchemaType.Integer),
+        ):
+            for name in names:
+                if held.get(name) != kind:
+                    shard.update(qe.UpdateOperation.create_field_index(name, kind))
         return cls(shard, qe, dimension, folder, hnsw)
 
     def close(self) -> None:
