@@ -173,8 +173,16 @@ class Segments:
             alive,
         )
 
+    def holds(self, term: str) -> bool:
+        """Whether a live row holds ``term``."""
+        if self.alive is None:
+            return any(term in part.vocab for part in self.parts)
+        return self.postings(term)[0].size > 0
+
     def postings(self, term: str) -> tuple[Ints, Floats]:
         """The live rows holding ``term`` in every segment, in row order, and its counts."""
+        if len(self.parts) == 1 and self.alive is None:
+            return self.parts[0].postings(term)
         found = [(rows + start if start else rows, tf)
                  for part, start in zip(self.parts, self.starts, strict=True)
                  for rows, tf in [part.postings(term)] if rows.size]  # fmt: skip

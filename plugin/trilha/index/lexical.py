@@ -338,8 +338,8 @@ class LexicalIndex:
         if not self._terms.parts:
             return None
         view = self._view(visible)
-        held = self._terms.postings  # held tokens only: the language detected where it matters
-        tokens = tokenize_query(text, view.langs, lambda t: held(t)[0].size > 0)
+        # held tokens only: the query's language is detected where it changes them
+        tokens = tokenize_query(text, view.langs, self._terms.holds)
         return self._terms.scores(tokens, view.rows, view.stats, self.k1, self.b)
 
     @staticmethod
