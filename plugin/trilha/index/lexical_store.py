@@ -15,8 +15,9 @@ the new base: the term matrix goes whole into a new folder, ``base-<generation>`
 another saves it reads the old base or the new one, never half of each, and a crashed save
 leaves the old one readable. Older folders are then removed (one writer saves at a time: it
 holds the workspace lock). Opening reads the base and the store's units once, then catches up.
-A merge runs in the writer's ingest or delete, after its new snapshot is searchable; a reader
-merges its own snapshot in memory, on a thread of its own, and swaps it in when it is done.
+A merge runs in the writer's ingest or delete, off the search path (searches go on with the
+snapshot from before the ingest until the merged one is swapped in); a reader merges its own
+snapshot in memory, on a thread of its own, and swaps it in when it is done.
 """
 
 from __future__ import annotations
