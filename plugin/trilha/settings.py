@@ -282,7 +282,11 @@ class TrilhaSettings(BaseSettings):
         100, ge=4, description="Candidates per point while building the HNSW graph (edge)."
     )
     dense_hnsw_ef: int = Field(
-        128, ge=10, description="Candidates an HNSW search visits (edge): recall against speed."
+        512,
+        ge=10,
+        description="Candidates an HNSW search visits (edge): recall against speed. At 300,000 "
+        "units, recall@10 against exact 0.95 / 0.989 / 0.991 with 128 / 256 / 512, 0.6 / 0.9 / "
+        "1.6 ms a search.",
     )
     dense_hnsw_build_threads: int = Field(
         1,
