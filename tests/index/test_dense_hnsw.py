@@ -193,3 +193,25 @@ def test_what_a_killed_build_left_is_undone_on_open(tmp_path: Path, cut: str) ->
     finally:
         reopened.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+
+
+def test_a_built_copy_that_cannot_be_opened_leaves_the_old_shard_searchable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _open(tmp_path)
+    try:
+        _fill(index, _vectors(1200))
+
+        def broken(folder: Path) -> None:
+            edge_hnsw.swap_in(folder)
+            shutil.rmtree(folder / "segments")
+            raise OSError("disk trouble")
+
+        monkeypatch.setattr("trilha.index.qdrant_edge.edge_hnsw.swap_in", broken)
+        index.settle()
+        assert index.hnsw_state() == {"points": 1200, "indexed": 0, "building": False, "builds": 0}
+        v = _vectors(1)[0]
+        assert index.search(v, 10) == index.search(v, 10, exact=True)
+    finally:
+        index.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]

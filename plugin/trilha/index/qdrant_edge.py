@@ -349,8 +349,13 @@ class QdrantEdgeIndex:
         old.flush()
         old.close()
         self._shard = None
-        edge_hnsw.swap_in(folder)
-        new = qe.EdgeShard.load(str(folder))
+        try:
+            edge_hnsw.swap_in(folder)
+            new = qe.EdgeShard.load(str(folder))
+        except Exception:  # the old shard back, as it was
+            edge_hnsw.recover(folder)
+            self._shard = qe.EdgeShard.load(str(folder))
+            raise
         self._shard = new
         for doc_id in journal.docs:
             match = qe.MatchValue(doc_id)
