@@ -196,3 +196,58 @@ def test_units_rewritten_in_place_rebuild_the_index(ws: Workspace) -> None:
     ws.ingest([])  # refreshes the snapshot
     assert {u.unit_id for u in ws.all_units() if u.lang == "pt"} >= set(rewritten)
     _same_as_whole(ws)
+
+
+@pytest.mark.parametrize("keep", [0, 0.5], ids=["empty", "truncated"])
+def test_a_damaged_base_file_is_rebuilt_from_the_store(
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    caplog: pytest.LogCaptureFixture,
+    keep: float,
+) -> None:
+    """An empty or truncated ``terms.npz`` (EOFError, BadZipFile when read) is a base that
+    cannot be used: the workspace opens on a snapshot built from the store, and saves it."""
+    path = tmp_path / "ws"
+    _open(path, embedder).close()
+    (terms,) = (path / "lexical").glob("base-*/terms.npz")
+    data = terms.read_bytes()
+    terms.write_bytes(data[: int(len(data) * keep)])
+    with caplog.at_level("WARNING", logger=lexical_store.__name__), _open(path, embedder) as ws:
+        _same_as_whole(ws)
+    assert "unreadable" in caplog.text
+    assert lexical_store.read(path / "lexical") is not None  # saved again, whole
+
+
+def test_a_saved_base_is_on_the_disk_before_its_name_is(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every staged file and the folders are flushed before the rename that names them, so a
+    power loss cannot leave state.json naming an empty or truncated file."""
+    events: list[tuple[str, str]] = []
+    fsync, rename, replace = os.fsync, Path.rename, os.replace
+
+    def synced(fd: int) -> None:
+        events.append(("sync", os.readlink(f"/proc/self/fd/{fd}")))
+        fsync(fd)
+
+    def renamed(self: Path, target: Path) -> Path:
+        events.append(("rename", str(self)))
+        return rename(self, target)
+
+    def replaced(src: str, dst: str) -> None:
+        events.append(("replace", str(src)))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", synced)
+    monkeypatch.setattr(Path, "rename", renamed)
+    monkeypatch.setattr(os, "replace", replaced)
+    lexical_store.write(ws.searcher.lexical.compacted(), tmp_path / "saved")
+    folder = str((tmp_path / "saved").resolve())
+    staging = next(p for k, p in events if k == "rename" and "/.saving-" in p)
+    at = events.index(("rename", staging))
+    synced_first = {p for k, p in events[:at] if k == "sync"}
+    assert {f"{staging}/{n}" for n in ("terms.npz", "vocab.json", "rows.npy")} <= synced_first
+    assert staging in synced_first
+    state = next(p for k, p in events if k == "replace")
+    assert ("sync", state) in events[: events.index(("replace", state))]
+    assert events[events.index(("replace", state)) + 1] == ("sync", folder)

@@ -27,6 +27,7 @@ import logging
 import os
 import shutil
 import tempfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,8 +126,8 @@ def open_index(store: DocStore, folder: Path, k1: float, b: float, *, save: bool
     rows = np.array([r for r, _, _ in changes.added], dtype=np.int64)
     index = LexicalIndex.build(units, [t.split() for _, _, t in changes.added], k1, b, rows)
     index.generation, index.seq = changes.generation, changes.seq
-    if save:
-        write(index, folder, store)
+    if save:  # over a base of this generation that could not be used
+        write(index, folder, store, replace=True)
     return index
 
 
@@ -144,19 +145,28 @@ def _from_base(base: Base, changes: StoreChanges, k1: float, b: float) -> Lexica
 
 
 # -- the saved base --------------------------------------------------------------------------
-def write(index: LexicalIndex, folder: Path, store: DocStore | None = None) -> None:
+def write(
+    index: LexicalIndex, folder: Path, store: DocStore | None = None, *, replace: bool = False
+) -> None:
     """Save ``index`` (merged: one segment, no dead rows) as the base (see the module
     docstring), then forget ``store``'s deletion log entries before the base this one replaces
-    (a reader that caught up since has passed them)."""
+    (a reader that caught up since has passed them). A base of the same generation is kept
+    unless ``replace`` (it was damaged, or its units rewritten)."""
     matrix = index.matrix
     folder.mkdir(parents=True, exist_ok=True)
     name = f"base-{index.generation}"
-    if not (folder / name).exists():
+    if replace or not (folder / name).exists():
         staging = Path(tempfile.mkdtemp(prefix=".saving-", dir=folder))
         if matrix is not None:
             matrix.save(staging)
             np.save(staging / "rows.npy", index.store_rows)
+        for written in staging.iterdir():
+            _synced(written)
+        _synced(staging)
+        if (folder / name).exists():  # set aside, removed with the older bases below
+            (folder / name).rename(Path(tempfile.mkdtemp(prefix=".replaced-", dir=folder)) / name)
         staging.rename(folder / name)
+        _synced(folder)
     older = _state(folder)
     state = {
         "format": FORMAT,
@@ -170,12 +180,24 @@ def write(index: LexicalIndex, folder: Path, store: DocStore | None = None) -> N
     }
     staged = folder / f".state-{os.getpid()}.json"
     staged.write_text(json.dumps(state))
+    _synced(staged)
     os.replace(staged, folder / "state.json")
+    _synced(folder)
     for old in folder.iterdir():
         if old.is_dir() and old.name != name:  # older bases, a crashed save's staging
             shutil.rmtree(old, ignore_errors=True)
     if store is not None and state["prune"]:
         store.prune_log(int(str(state["prune"])))
+
+
+def _synced(path: Path) -> None:
+    """Flush ``path`` (a file, or a folder's entries) to the disk, so that a power loss after a
+    rename that names it cannot leave the name pointing at an empty or truncated file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _state(folder: Path) -> dict[str, object]:
@@ -199,7 +221,8 @@ def read(folder: Path) -> Base | None:
         path = folder / str(state["folder"])
         matrix = TermMatrix.load(path)
         rows = np.load(path / "rows.npy")
-    except (OSError, ValueError, KeyError) as e:
-        log.warning("lexical base at %s unreadable (%s)", folder, e)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        # a removed folder, or a damaged file (empty or truncated: EOFError, BadZipFile)
+        log.warning("lexical base at %s unreadable, rebuilt from the store (%r)", folder, e)
         return None
     return Base(matrix, rows, generation, seq)
