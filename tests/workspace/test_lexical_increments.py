@@ -251,3 +251,30 @@ def test_a_saved_base_is_on_the_disk_before_its_name_is(
     state = next(p for k, p in events if k == "replace")
     assert ("sync", state) in events[: events.index(("replace", state))]
     assert events[events.index(("replace", state)) + 1] == ("sync", folder)
+
+
+def test_a_base_moved_while_read_is_read_again_not_rebuilt(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that read state.json just before the writer saved a new base and removed the
+    one it named reads the new base (state.json names it), without a build from every unit."""
+    copy = tmp_path / "copy"
+    shutil.copytree(ws.path / "lexical", copy)
+    (old,) = (p for p in copy.iterdir() if p.is_dir())
+    shutil.copytree(old, copy / "base-new")
+    load = lexical_store.TermMatrix.load
+
+    def saved_meanwhile(path: Path) -> object:
+        if path == old:  # the writer's save lands between the reader's two reads
+            state = (copy / "state.json").read_text()
+            (copy / "state.json").write_text(state.replace(old.name, "base-new"))
+            shutil.rmtree(old)
+        return load(path)
+
+    def build(*args: object, **kwargs: object) -> LexicalIndex:
+        raise AssertionError("built from every stored unit")
+
+    monkeypatch.setattr(lexical_store.TermMatrix, "load", saved_meanwhile)
+    monkeypatch.setattr(LexicalIndex, "build", build)
+    again = lexical_store.open_index(ws.store, copy, 1.5, 0.75, save=False)
+    assert again.units == ws.searcher.lexical.units

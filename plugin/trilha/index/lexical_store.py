@@ -112,8 +112,11 @@ def open_index(store: DocStore, folder: Path, k1: float, b: float, *, save: bool
     since and with those added; built from every unit's stored tokens when there is no base
     (or it cannot be used), and then, with ``save``, saved."""
     for _ in range(3):  # a merge saved meanwhile moves the base: read the new one
-        base = read(folder)
-        if base is None:
+        state = _state(folder)
+        base = read(folder, state)
+        if base is None:  # the writer removed the folder read after naming another: read that
+            if state and _state(folder).get("folder") != state.get("folder"):
+                continue
             break
         changes = store.changes(int(base.store_rows[-1]) if base.store_rows.size else 0,
                                 base.seq, kept=True)  # fmt: skip
@@ -208,10 +211,11 @@ def _state(folder: Path) -> dict[str, object]:
     return state if isinstance(state, dict) else {}
 
 
-def read(folder: Path) -> Base | None:
-    """The saved base; None when there is none (or another trilha wrote it: an older one saved
-    bm25s's precomputed scores, which hold every unit's statistics, and whole snapshots)."""
-    state = _state(folder)
+def read(folder: Path, state: dict[str, object] | None = None) -> Base | None:
+    """The saved base (the one ``state``, state.json's contents read before, names); None when
+    there is none (or another trilha wrote it: an older one saved bm25s's precomputed scores,
+    which hold every unit's statistics, and whole snapshots)."""
+    state = _state(folder) if state is None else state
     if not state or state.get("format") != FORMAT:
         return None
     try:
