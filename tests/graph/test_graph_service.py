@@ -266,3 +266,19 @@ def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_
         "stj/resp-2#0": 0.5,
     }
     assert [e.query["unit_ids"] for e in log.read()] == [ids]
+
+
+def test_waiting_for_the_planned_read_counts_within_the_boost_timeout(store: GraphStore) -> None:
+    """A search that waits for :meth:`prepare`'s planning of a slow graph gives up at the
+    boost's timeout, not after the wait and a whole timeout more for its own read."""
+    probe = ConcurrencyProbe(store, delay_s=0.0)
+    service = GraphService(probe, boost_timeout_s=0.5, entities_alone=True)
+    service.ingest(UNITS, ENTITIES)
+    service.booster.boost_entities(["stj/resp-1#0"], ["STJ"])  # the corpus size, read once
+    probe.delay_s = 3.0
+    assert service.booster.prepare("What did the STJ decide?") is not None
+    start = time.perf_counter()
+    result = service.booster.boost_entities(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
+    elapsed = time.perf_counter() - start
+    assert result.scores == {} and "graph slower than" in (result.warning or "")
+    assert 0.5 <= elapsed < 0.85  # before: 1.0, the wait and a whole timeout

@@ -91,6 +91,7 @@ from trilha.graph.boost.prior import backfill_entity_counts, backfill_priors
 from trilha.graph.boost.score import (
     BoostResult,
     BoostWeights,
+    _failed,
     _rows,
     compute_kg_boost,
     entity_keys,
@@ -221,18 +222,23 @@ class KGBooster:
     ) -> BoostResult:
         """The boost read from the graph (the gate let it through), logged."""
         start = time.perf_counter()
-        if self._plans:
+        left = self.timeout_s
+        if self._plans:  # the wait for the planning counts within the boost's timeout
             self._planned(query_entities, principal)
-        result = compute_kg_boost(
-            self.store,
-            unit_ids,
-            query_entities,
-            self.timeout_s,
-            relevant=relevant,
-            executor=self._gate.pool,
-            corpus_size=self._gate.corpus_size(principal),
-            principal=principal,
-        )
+            left -= time.perf_counter() - start
+        if left <= 0:
+            result = _failed(f"graph slower than {self.timeout_s}s")
+        else:
+            result = compute_kg_boost(
+                self.store,
+                unit_ids,
+                query_entities,
+                left,
+                relevant=relevant,
+                executor=self._gate.pool,
+                corpus_size=self._gate.corpus_size(principal),
+                principal=principal,
+            )
         self._log(gated_ids(unit_ids, relevant), len(unit_ids), query_entities, result, start)
         return result
 
