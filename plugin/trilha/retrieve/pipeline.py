@@ -74,7 +74,10 @@ RELEVANCE_FLOOR = 0.8
 
 class KgBooster(Protocol):
     """Scores candidates from the knowledge graph (seed 001, stage 7):
-    :class:`~trilha.graph.boost.service.KGBooster`, or :class:`UnavailableBooster`."""
+    :class:`~trilha.graph.boost.service.KGBooster`, or :class:`UnavailableBooster`. One may
+    also have ``prepare(query, principal)``, called as a search starts, to get ready in the
+    background for the boost the search asks once its sides are done; a booster without it
+    is asked the boost alone (:func:`prepare_boost`)."""
 
     def boost(
         self,
@@ -87,11 +90,6 @@ class KgBooster(Protocol):
         anonymous); an empty dict and a warning when the graph is down or slow. Must never
         raise for backend trouble. Only ``relevant`` units may get a boost (None: every
         unit)."""
-        ...
-
-    def prepare(self, query: str, principal: Principal | None = None) -> object:
-        """Get ready, in the background, for the boost of ``query`` that a search is about to
-        ask once its sides are done (may do nothing)."""
         ...
 
 
@@ -565,9 +563,11 @@ def well_ranked(
 
 
 def prepare_boost(query: str, plan: SearchPlan, booster: KgBooster | None) -> None:
-    """When the plan asks a boost, let the booster get ready for it while the sides run."""
-    if plan.kg and booster is not None:
-        booster.prepare(query, plan.principal)
+    """When the plan asks a boost, let the booster get ready for it while the sides run (when
+    it has a ``prepare``: see :class:`KgBooster`)."""
+    prepare = getattr(booster, "prepare", None) if plan.kg else None
+    if prepare is not None:
+        prepare(query, plan.principal)
 
 
 def kg_stage(
