@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -15,6 +16,8 @@ from trilha.index.docstore import DocStore
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster
 from trilha.workspace.shared import Follower, read_only_error
+
+log = logging.getLogger(__name__)
 
 
 class RerankerSlot:
@@ -103,9 +106,12 @@ class Parts:
         try:
             self.dense.close()
             self.store.close()
-        finally:
-            if closing is not None:
-                closing.result()  # its failure, raised here
+        except BaseException:
+            if closing is not None and (error := closing.exception()) is not None:
+                log.warning("the graph failed to close as well: %r", error)
+            raise  # the first failure
+        if closing is not None:
+            closing.result()  # its failure, raised here
 
 
 def _run(close: Callable[[], None], done: Future[None]) -> None:
