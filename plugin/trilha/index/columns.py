@@ -12,6 +12,7 @@ concatenates. Rows deleted since (not ``alive``) match no filter and hold no val
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -43,22 +44,29 @@ def _comparable(value: Any) -> Any:
 
 
 class _Masks:
-    """The masks of the last ``size`` filters used, by the filter's cache key."""
+    """The masks of the last ``size`` filters used, by the filter's cache key. Shared by the
+    search threads (and the snapshots that share a segment): each lookup and each insertion
+    holds a lock, so another thread's eviction cannot fall between finding a mask and marking
+    it the most recent; a mask is made outside it."""
 
     def __init__(self, size: int) -> None:
         self._masks: OrderedDict[str, BoolArray] = OrderedDict()
         self._size = size
+        self._lock = threading.Lock()
 
     def get(self, expr: FilterExpr, make: Callable[[FilterExpr], BoolArray]) -> BoolArray:
         """The mask of ``expr``, made by ``make`` when it is not kept."""
         key = expr.cache_key()
-        known = self._masks.get(key)
-        if known is None:
-            known = self._masks[key] = make(expr)
+        with self._lock:
+            known = self._masks.get(key)
+            if known is not None:
+                self._masks.move_to_end(key)
+                return known
+        known = make(expr)
+        with self._lock:
+            self._masks[key] = known
             if len(self._masks) > self._size:
                 self._masks.popitem(last=False)
-        else:
-            self._masks.move_to_end(key)
         return known
 
 
