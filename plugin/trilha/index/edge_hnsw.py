@@ -36,7 +36,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,51 +139,6 @@ class Journal:
 
     def __len__(self) -> int:
         return len(self.points) + len(self.docs)
-
-
-class Gate:
-    """Many searches (and writes) at once, or one swap of the shard alone. ``with gate:`` holds
-    it with others (two plain lock turns: a search pays about a microsecond);
-    :meth:`alone` waits for those holding it, and holds new ones back, until the swap is done."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._shared = 0
-        self._closed = False
-        self._open = threading.Event()
-        self._open.set()
-        self._one = threading.Lock()  # one swap at a time
-
-    def __enter__(self) -> None:
-        while True:
-            with self._lock:
-                if not self._closed:
-                    self._shared += 1
-                    return
-            self._open.wait()
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._shared -= 1
-
-    @contextlib.contextmanager
-    def alone(self) -> Iterator[None]:
-        """Hold the shard alone (waits for those holding it to finish)."""
-        with self._one:
-            with self._lock:
-                self._closed = True
-                self._open.clear()
-            while True:
-                with self._lock:
-                    if self._shared == 0:
-                        break
-                time.sleep(0.001)
-            try:
-                yield
-            finally:
-                with self._lock:
-                    self._closed = False
-                self._open.set()
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child, before exec

@@ -9,10 +9,11 @@ correct meanwhile).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy.typing as npt
 from trilha.diskspace import NEW_WORKSPACE_BYTES, UNIT_BYTES, ensure_room
 from trilha.errors import BackendUnavailableError, ConfigurationError, MissingDependencyError
 from trilha.index import edge_hnsw
-from trilha.index.edge_hnsw import Gate, HnswPlan, Journal
+from trilha.index.edge_hnsw import HnswPlan, Journal
 from trilha.index.filters import FilterExpr
 from trilha.index.qdrant_schema import INTEGER_FIELDS, KEYWORD_FIELDS, FilterCompiler, point_id
 from trilha.types import TextUnit
@@ -47,6 +48,52 @@ class _Models:
         self.MatchValue = qe.MatchValue
         self.MatchAny = qe.MatchAny
         self.Range = qe.RangeFloat
+
+
+class Gate:
+    """Many searches (and writes) at once, or one swap of the shard alone. ``with gate:`` holds
+    it with others (two plain lock turns: a search pays about a microsecond);
+    :meth:`alone` waits for those holding it, and holds new ones back, until the swap is done.
+    It lives here, not in :mod:`~trilha.index.edge_hnsw`: a warm search runs no code there."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._shared = 0
+        self._closed = False
+        self._open = threading.Event()
+        self._open.set()
+        self._one = threading.Lock()  # one swap at a time
+
+    def __enter__(self) -> None:
+        while True:
+            with self._lock:
+                if not self._closed:
+                    self._shared += 1
+                    return
+            self._open.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._shared -= 1
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        """Hold the shard alone (waits for those holding it to finish)."""
+        with self._one:
+            with self._lock:
+                self._closed = True
+                self._open.clear()
+            while True:
+                with self._lock:
+                    if self._shared == 0:
+                        break
+                time.sleep(0.001)
+            try:
+                yield
+            finally:
+                with self._lock:
+                    self._closed = False
+                self._open.set()
 
 
 class QdrantEdgeIndex:
