@@ -67,6 +67,17 @@ def _open(tmp_path: Path, plan: HnswPlan | None = PLAN) -> QdrantEdgeIndex:
     return QdrantEdgeIndex.open(tmp_path / "qdrant-edge", DIM, hnsw=plan)
 
 
+def _reopened_count(tmp_path: Path) -> int:
+    """Points of the shard opened again; what is left beside it must be only the shard."""
+    reopened = _open(tmp_path)
+    try:
+        count = reopened.count()
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+    return count
+
+
 def test_below_the_threshold_nothing_is_built_and_search_is_exact(tmp_path: Path) -> None:
     index = _open(tmp_path)
     try:
@@ -187,12 +198,7 @@ def test_what_a_killed_build_left_is_undone_on_open(tmp_path: Path, cut: str) ->
         edge_hnsw.swap_in(folder)
         if cut == "renamed":
             (tmp_path / "qdrant-edge").rename(tmp_path / "qdrant-edge.next")
-    reopened = _open(tmp_path)
-    try:
-        assert reopened.count() == 300
-    finally:
-        reopened.close()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+    assert _reopened_count(tmp_path) == 300
 
 
 def test_a_built_copy_that_cannot_be_opened_leaves_the_old_shard_searchable(
@@ -212,6 +218,85 @@ def test_a_built_copy_that_cannot_be_opened_leaves_the_old_shard_searchable(
         assert index.hnsw_state() == {"points": 1200, "indexed": 0, "building": False, "builds": 0}
         v = _vectors(1)[0]
         assert index.search(v, 10) == index.search(v, 10, exact=True)
+    finally:
+        index.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+
+
+class _Died(BaseException):
+    """The process dying at that point (nothing after it runs)."""
+
+
+def test_a_drop_of_the_old_shard_cut_short_leaves_the_built_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old shard is deleted only under the trash name: half deleted, it is not taken for
+    the shard on the next open (it was restored over the complete built one)."""
+    index = _open(tmp_path, plan=None)
+    _fill(index, _vectors(900))
+    index.close()
+    folder = tmp_path / "qdrant-edge"
+    shutil.copytree(folder, tmp_path / "qdrant-edge.next")
+    edge_hnsw.swap_in(folder)  # the built shard in place, its replay done
+    rmtree = shutil.rmtree
+
+    def dies_midway(path: Path, ignore_errors: bool = False) -> None:
+        rmtree(Path(path) / "segments")
+        raise _Died
+
+    monkeypatch.setattr(edge_hnsw.shutil, "rmtree", dies_midway)
+    with pytest.raises(_Died):
+        edge_hnsw.drop_old(folder)
+    monkeypatch.undo()
+    assert _reopened_count(tmp_path) == 900
+
+
+def test_a_swap_refuses_an_old_shard_it_finds(tmp_path: Path) -> None:
+    folder = tmp_path / "qdrant-edge"
+    for name in ("qdrant-edge", "qdrant-edge.next", "qdrant-edge.old"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mark").write_text(name)
+    with pytest.raises(FileExistsError):
+        edge_hnsw.swap_in(folder)
+    assert (tmp_path / "qdrant-edge.old" / "mark").read_text() == "qdrant-edge.old"
+    assert (folder / "mark").read_text() == "qdrant-edge"
+
+
+def test_a_replay_that_fails_leaves_the_old_shard_with_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The built shard lacks the writes made during its build until the replay: a replay that
+    fails puts the old shard back (it was served without them, and the next swap deleted it)."""
+    index = _open(tmp_path)
+    extra = _vectors(40, seed=11)
+    build = edge_hnsw.run_build
+
+    def writes_meanwhile(*args: object) -> bool:
+        built = build(*args)  # type: ignore[arg-type]
+        index.upsert(_units(5000, 40), extra)  # journaled: the built copy lacks them
+        return built
+
+    def fails(*args: object) -> None:
+        raise RuntimeError("replay trouble")
+
+    monkeypatch.setattr(edge_hnsw, "run_build", writes_meanwhile)
+    monkeypatch.setattr(index, "_replay", fails)
+    try:
+        _fill(index, _vectors(1200))
+        index.settle()
+        assert index.hnsw_state() == {"points": 1240, "indexed": 0, "building": False, "builds": 0}
+        for i, v in enumerate(extra):
+            assert index.search(v, 1)[0][0] == f"u{5000 + i}"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+        monkeypatch.undo()  # the next build swaps in with the writes
+        index.upsert(_units(6000, 600), _vectors(600, seed=12))
+        index.settle()
+        assert index.hnsw_state() == {
+            "points": 1840,
+            "indexed": 1840,
+            "building": False,
+            "builds": 1,
+        }
     finally:
         index.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]

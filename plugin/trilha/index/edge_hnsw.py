@@ -16,7 +16,21 @@ the process. So a shard is built in a child process, on a copy:
    renamed (``<folder>`` to ``<folder>.old``, ``<folder>.next`` to ``<folder>``), the built
    shard is opened and the recorded writes are replayed into it from the old one (each touched
    point as the old shard holds it now, or deleted where it holds none); then the old folder is
-   removed. A search sees the old shard or the built one, each holding every write so far.
+   dropped. A search sees the old shard or the built one, each holding every write so far.
+
+The folders on disk, and what :func:`recover` (run at every open) makes of them after a process
+died anywhere in a build:
+
+- ``<folder>.next`` (a copy, built or not, never swapped in): removed;
+- ``<folder>.old`` (the swap began and its replay had not completed: the built shard at
+  ``<folder>``, if any, may lack writes): ``<folder>`` removed, ``.old`` renamed back to it;
+- ``<folder>.trash`` (the replay completed and was flushed; the old shard was being deleted):
+  removed, ``<folder>`` is the built shard.
+
+``.old`` becomes ``.trash`` by one rename, the swap's commit point, only after the replay; it is
+deleted only under that name, so a half-deleted folder is never taken for the shard. A swap
+finds no ``.old`` (a replay that failed put it back at once): :func:`swap_in` refuses one
+rather than delete the only copy of writes it may hold.
 
 Below the threshold nothing is built and search stays exact. Points written after a build go
 to a plain segment searched exactly beside the graphs, until they are ``threshold`` again.
@@ -47,8 +61,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Suffixes of a shard folder's build copy and of the folder it replaced.
-NEXT, OLD = ".next", ".old"
+#: Suffixes of a shard folder's build copy, of the folder a swap replaced (until the replay is
+#: done) and of that folder being deleted (after it).
+NEXT, OLD, TRASH = ".next", ".old", ".trash"
 #: The build's niceness: searches and writes of the process come first, but a busy machine's
 #: other work does not starve the build (at 10 it got 3% of a core beside nine busy processes).
 NICE = 3
@@ -104,16 +119,18 @@ class HnswPlan:
 
 
 def recover(folder: Path) -> None:
-    """Undo what a process that died inside a build left: a copy is removed, and a swap cut
-    short puts the old shard back (the old folder is removed only once the built one holds
+    """Undo what a process that died inside a build left (the states in the module's
+    docstring): a copy and a dropped old shard are removed; a swap cut short before its replay
+    was done puts the old shard back (``.old`` is renamed away only once the built shard holds
     the writes of its build, so while it is there the built one may lack some)."""
-    old, nxt = _beside(folder, OLD), _beside(folder, NEXT)
+    old, nxt, trash = _beside(folder, OLD), _beside(folder, NEXT), _beside(folder, TRASH)
     if old.exists():
         if folder.exists():
             shutil.rmtree(folder)
         old.rename(folder)
-    if nxt.exists():
-        shutil.rmtree(nxt, ignore_errors=True)
+    for leftover in (nxt, trash):
+        if leftover.exists():
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _beside(folder: Path, suffix: str) -> Path:
@@ -210,18 +227,28 @@ def copy_for_build(folder: Path) -> Path:
     return copy_workspace(folder, target)
 
 
+class UnfinishedSwap(FileExistsError):
+    """An ``.old`` shard is there already: nothing was moved."""
+
+
 def swap_in(folder: Path) -> None:
-    """Put the built ``<folder>.next`` in ``folder``'s place, the old shard at ``.old``."""
+    """Put the built ``<folder>.next`` in ``folder``'s place, the old shard at ``.old``; an
+    ``.old`` already there (a swap whose replay is not done) is refused, not deleted."""
     old = _beside(folder, OLD)
     if old.exists():
-        shutil.rmtree(old)
+        raise UnfinishedSwap(f"{old} is a shard whose swap did not complete; reopen the index")
     folder.rename(old)
     _beside(folder, NEXT).rename(folder)
 
 
 def drop_old(folder: Path) -> None:
-    """Remove the shard a swap replaced."""
-    shutil.rmtree(_beside(folder, OLD), ignore_errors=True)
+    """Remove the shard a swap replaced, once the built one holds every write: renamed to
+    ``.trash`` (the swap's commit point, atomic), then deleted."""
+    trash = _beside(folder, TRASH)
+    if trash.exists():
+        shutil.rmtree(trash)
+    _beside(folder, OLD).rename(trash)
+    shutil.rmtree(trash, ignore_errors=True)
 
 
 def drop_copy(folder: Path) -> None:

@@ -379,7 +379,8 @@ class QdrantEdgeIndex:
                     return False
                 self._swap(folder)
         finally:
-            self._journal = None
+            with self._lock:  # a write checks for the journal, then adds to it, under the lock
+                self._journal = None
             edge_hnsw.drop_copy(folder)  # when it was not swapped in
         self.builds += 1
         log.info("HNSW of %s swapped in", folder)
@@ -396,14 +397,28 @@ class QdrantEdgeIndex:
         old.flush()
         old.close()
         self._shard = None
+        new = None
         try:
             edge_hnsw.swap_in(folder)
             new = qe.EdgeShard.load(str(folder))
-        except Exception:  # the old shard back, as it was
+            self._replay(new, journal, ids, present)
+        except edge_hnsw.UnfinishedSwap:  # nothing moved: the shard as it was
+            self._shard = qe.EdgeShard.load(str(folder))
+            raise
+        except Exception:  # opening or replaying into the built shard failed: the old one back
+            if new is not None:
+                with contextlib.suppress(Exception):
+                    new.close()
             edge_hnsw.recover(folder)
             self._shard = qe.EdgeShard.load(str(folder))
             raise
         self._shard = new
+        edge_hnsw.drop_old(folder)
+
+    def _replay(self, new: Any, journal: Journal, ids: list[str], present: list[Any]) -> None:
+        """The writes of the build's time into the built shard: documents deleted, points
+        deleted where the old shard holds none, the others as it holds them; flushed."""
+        qe = self._qe
         for doc_id in journal.docs:
             match = qe.MatchValue(doc_id)
             flt = qe.Filter(must=[qe.FieldCondition(key="doc_id", match=match)])
@@ -422,4 +437,3 @@ class QdrantEdgeIndex:
             ]
             new.update(qe.UpdateOperation.upsert_points(points))
         new.flush()
-        edge_hnsw.drop_old(folder)
