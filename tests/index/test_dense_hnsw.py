@@ -3,7 +3,9 @@ a child process above it, searchable and writable while it builds, filters exact
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -300,3 +302,23 @@ def test_a_replay_that_fails_leaves_the_old_shard_with_every_write(
     finally:
         index.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+
+
+def test_a_child_that_writes_much_is_not_blocked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failing child's 100 KB message (an unknown setting's name) is not held in a pipe read
+    only at its exit: the build returns when the child exits, with the message's tail."""
+    name = "x" * 99_000 + "end-of-the-name"
+    monkeypatch.setattr(edge_hnsw, "asdict", lambda plan: {**dataclasses.asdict(plan), name: 1})
+    stop = threading.Event()
+    timer = threading.Timer(40, stop.set)  # before: the child blocked until this stopped it
+    timer.start()
+    try:
+        start = time.monotonic()
+        with caplog.at_level("WARNING", logger="trilha.index.edge_hnsw"):
+            built = edge_hnsw.run_build(tmp_path, PLAN, DIM, stop)
+    finally:
+        timer.cancel()
+    assert not built and time.monotonic() - start < 30
+    assert "end-of-the-name" in caplog.text

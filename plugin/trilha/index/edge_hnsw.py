@@ -48,6 +48,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -171,30 +172,30 @@ def run_build(folder: Path, plan: HnswPlan, dimension: int, *stop: threading.Eve
     of ``stop`` set)."""
     args = [sys.executable, "-m", "trilha.index.edge_hnsw", str(folder), str(dimension)]
     args.append(json.dumps(asdict(plan)))
-    child = subprocess.Popen(
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-    )
-    try:
-        while child.poll() is None:
-            time.sleep(0.2)
-            if any(event.is_set() for event in stop):
+    # its output goes to a file read once it exits (a pipe read then fills at 64 KB and the
+    # child, blocked writing, never exits)
+    with tempfile.TemporaryFile() as output:
+        child = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=output,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+        try:
+            while child.poll() is None:
+                time.sleep(0.2)
+                if any(event.is_set() for event in stop):
+                    return False
+        finally:
+            if child.poll() is None:
                 child.kill()
                 child.wait()
-                return False
-        err = child.stderr.read().decode(errors="replace") if child.stderr else ""
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
-        if child.stderr:
-            child.stderr.close()
-    if child.returncode != 0:
-        log.warning("the HNSW build of %s failed (%s): %s", folder, child.returncode, err[-2000:])
-        return False
+        if child.returncode != 0:
+            output.seek(max(0, output.seek(0, os.SEEK_END) - 2000))
+            err = output.read().decode(errors="replace")
+            log.warning("the HNSW build of %s failed (%s): %s", folder, child.returncode, err)
+            return False
     return True
 
 
