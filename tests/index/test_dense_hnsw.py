@@ -322,3 +322,39 @@ def test_a_child_that_writes_much_is_not_blocked(
         timer.cancel()
     assert not built and time.monotonic() - start < 30
     assert "end-of-the-name" in caplog.text
+
+
+def test_a_close_that_cancels_the_build_leaves_the_shard_unbuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-lived process shutting down does not wait for a build: the child is killed, the
+    copy removed, the shard left exact; the next writer builds it."""
+    index = _open(tmp_path)
+    build = edge_hnsw.run_build
+    started = threading.Event()
+
+    def long_build(folder: Path, plan: HnswPlan, dimension: int, *stop: threading.Event) -> bool:
+        started.set()
+        while not any(event.is_set() for event in stop):  # minutes at a million points
+            time.sleep(0.01)
+        return build(folder, plan, dimension, *stop)  # the real child, stopped
+
+    monkeypatch.setattr(edge_hnsw, "run_build", long_build)
+    _fill(index, _vectors(1200))
+    index._hurry.set()
+    assert started.wait(60)
+    start = time.monotonic()
+    index.close(finish_build=False)
+    assert time.monotonic() - start < 10
+    assert index.builds == 0
+    reopened = _open(tmp_path)
+    try:
+        assert reopened.hnsw_state() == {
+            "points": 1200,
+            "indexed": 0,
+            "building": False,
+            "builds": 0,
+        }
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]

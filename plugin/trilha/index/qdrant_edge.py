@@ -162,10 +162,15 @@ class QdrantEdgeIndex:
                     shard.update(qe.UpdateOperation.create_field_index(name, kind))
         return cls(shard, qe, dimension, folder, hnsw)
 
-    def close(self) -> None:
-        """Finish a build this process's writes made due (so that the shard it leaves is
-        built), then flush and release the shard."""
-        self.settle()
+    def close(self, finish_build: bool = True) -> None:
+        """Flush and release the shard. First, by default, finish a build this process's writes
+        made due, however long it takes (so that ``trilha ingest`` leaves the shard built);
+        ``finish_build=False`` (a long-lived process shutting down) cancels it instead
+        (:meth:`cancel_build`), leaving the shard as it was, to be built by the next writer."""
+        if finish_build:
+            self.settle()
+        else:
+            self.cancel_build()
         with self._lock, self._gate.alone():
             if self._shard is not None:
                 self._shard.flush()
@@ -335,6 +340,22 @@ class QdrantEdgeIndex:
         if not builder.is_alive():
             self._hurry.clear()
 
+    def cancel_build(self, timeout: float | None = None) -> bool:
+        """Stop a running build: its child killed, its copy removed, the shard left as it is
+        (a swap under way is finished first); a later write that makes a build due starts
+        another. Whether no build runs any more (the thread joined within ``timeout``)."""
+        builder = self._builder
+        if builder is None or not builder.is_alive():
+            return True
+        self._cancel.set()
+        self._hurry.set()  # out of the wait for quiet
+        builder.join(timeout)
+        if builder.is_alive():
+            return False
+        self._cancel.clear()
+        self._hurry.clear()
+        return True
+
     def _build_loop(self) -> None:
         assert self.hnsw is not None and self.folder is not None
         while not self._cancel.is_set():
@@ -342,6 +363,8 @@ class QdrantEdgeIndex:
                 quiet = time.monotonic() - self._last_write
                 if quiet >= self.hnsw.quiet_s or self._hurry.wait(self.hnsw.quiet_s - quiet):
                     break
+            if self._cancel.is_set():
+                return
             try:
                 if not self._build_once():
                     return
