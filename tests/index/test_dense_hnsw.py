@@ -358,3 +358,31 @@ def test_a_close_that_cancels_the_build_leaves_the_shard_unbuilt(
     finally:
         reopened.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["qdrant-edge"]
+
+
+def test_the_journal_is_not_cleared_under_a_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write checks for the journal and then adds to it, holding the write lock: the build
+    clears the journal only once it holds that lock (before, a write could find None)."""
+    index = _open(tmp_path)
+    ran, go = threading.Event(), threading.Event()
+
+    def failing_build(*args: object) -> bool:
+        ran.set()
+        go.wait(60)
+        return False
+
+    monkeypatch.setattr(edge_hnsw, "run_build", failing_build)
+    try:
+        _fill(index, _vectors(1200))
+        index._hurry.set()
+        assert ran.wait(60)
+        with index._lock:  # a write under way
+            go.set()
+            time.sleep(0.3)
+            assert index._journal is not None
+        index.settle()
+        assert index._journal is None
+    finally:
+        index.close()
