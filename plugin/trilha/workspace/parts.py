@@ -89,13 +89,18 @@ class Parts:
             )
         return self.graph
 
-    def close(self) -> None:
+    def close(self, finish_build: bool = True) -> None:
         """Close every part (an embedded graph server stops, the Qdrant folder lock goes). The
         graph closes on a thread of its own while the others close: an embedded server saves
-        and exits (0.1-0.2 s of waiting for it) while the dense index flushes."""
+        and exits (0.1-0.2 s of waiting for it) while the dense index flushes. A dense index
+        build under way or due is finished first, or with ``finish_build=False`` cancelled
+        (left to the next writer)."""
         if self.follower is not None:
             self.follower.close()  # a merge in progress reads the store
         self.searcher.close()
+        cancel = getattr(self.dense, "cancel_build", None)
+        if not finish_build and cancel is not None:
+            cancel()
         graph = self.graph
         closing: Future[None] | None = None
         if graph is not None:
