@@ -14,7 +14,9 @@ trilha writes its logic once, async; a sync method (``ask``, ``ask_agents``, a q
 
 Either way the coroutine sees the caller's context variables as they are at the call. A
 thread's loop is closed when the thread is gone or the process exits; a forked child starts
-with a pool of its own.
+with a pool of its own and never closes a loop it inherited: that loop's epoll is shared with the
+parent, and a close in the child would remove the parent's registrations, leaving the parent's
+loop asleep forever.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _LOCAL = threading.local()
+#: Loops inherited through a fork, kept from collection (a collected loop closes itself).
+_INHERITED: list[asyncio.Runner] = []
 #: Threads that run coroutines for callers on a running loop (none start until used).
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-sync")
 
@@ -64,13 +68,16 @@ def _runner() -> asyncio.Runner:
     runner: asyncio.Runner | None = getattr(_LOCAL, "runner", None)
     if runner is None:
         runner = _LOCAL.runner = asyncio.Runner()
-        weakref.finalize(threading.current_thread(), _close, runner)
+        weakref.finalize(threading.current_thread(), _close, runner, os.getpid())
     return runner
 
 
-def _close(runner: asyncio.Runner) -> None:
+def _close(runner: asyncio.Runner, pid: int) -> None:
     """Close a gone thread's loop from whichever thread collects it (``Runner.close`` would run
-    the loop, and reset the event loop of, that other thread)."""
+    the loop, and reset the event loop of, that other thread), in the process that made it."""
+    if os.getpid() != pid:  # a forked child collecting the parent's thread
+        _INHERITED.append(runner)
+        return
     loop = runner.get_loop()
     if not loop.is_running() and not loop.is_closed():
         loop.close()
@@ -81,6 +88,9 @@ def _new_pool() -> None:
     would queue work that no thread ever runs."""
     global _POOL
     _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trilha-sync")
+    runner = _LOCAL.__dict__.pop("runner", None)
+    if runner is not None:
+        _INHERITED.append(runner)
     _LOCAL.__dict__.clear()
 
 

@@ -116,3 +116,27 @@ async def test_a_forked_child_can_run_sync_inside_its_loop() -> None:
         os._exit(0 if asyncio.run(child()) == 1 else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_a_fork_from_another_thread_leaves_this_threads_loop_awake() -> None:
+    """A subprocess started with a ``preexec_fn`` on another thread runs Python in a forked
+    copy of this process; a GC there collects the old main thread, and closing its loop would
+    remove the parent's epoll registrations (shared through the fork). Before the fix this
+    thread's next call slept until a timer: a thread's result never woke its loop (the agent
+    tests hung so in the full suite once the HNSW builder's child used a ``preexec_fn``)."""
+    import gc
+    import subprocess
+    import sys
+    import time
+
+    assert run_sync(asyncio.sleep(0, 1)) == 1  # this thread's loop exists
+    spawn = threading.Thread(
+        target=subprocess.run,
+        args=([sys.executable, "-c", "pass"],),
+        kwargs={"preexec_fn": gc.collect, "check": True},
+    )
+    spawn.start()
+    spawn.join()
+    start = time.monotonic()
+    result = run_sync(asyncio.wait_for(asyncio.to_thread(lambda: time.sleep(0.3) or 7), timeout=5))
+    assert result == 7 and time.monotonic() - start < 2.5
