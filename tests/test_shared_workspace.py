@@ -6,6 +6,10 @@ a stand-in that answers Qdrant's routes; no Qdrant server can be installed here)
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +18,7 @@ import pytest
 from tests.conftest import make_docs
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BackendUnavailableError, ConfigurationError, WorkspaceError
+from trilha.index import lexical_store
 from trilha.index.lexical import LexicalIndex
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
@@ -135,26 +140,92 @@ def test_a_qdrant_server_that_stops_answering_is_a_backend_error(
     assert writer.search("security incident").hits
 
 
-def _index(n: int) -> LexicalIndex:
+#: A reader process: opens the workspace read-only, answers each query line with the
+#: documents of its BM25 hits and how many segments and dead rows its snapshot holds.
+READER = """
+import json, sys
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
+settings = TrilhaSettings(qdrant_url=sys.argv[2], graph_backend="none", read_only=True)
+with Workspace.open(sys.argv[1], settings) as ws:
+    print("ready", flush=True)
+    for line in sys.stdin:
+        hits = ws.search(line.strip(), top_k=5, sides=("bm25",)).hits
+        lexical = ws.searcher.lexical
+        print(json.dumps([[h.unit.doc_id for h in hits], lexical.segments, lexical.dead]),
+              flush=True)
+"""
+
+
+def test_a_reader_process_sees_the_writers_added_and_deleted_documents(
+    writer: Workspace, qdrant: QdrantTestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process follows the writer by increments: the document added is found, the one
+    deleted is gone, and the reader holds them as segments and dead rows (nothing reloaded
+    whole) until it merges them on its own thread, with the writer's ranking throughout."""
+    monkeypatch.setattr(lexical_store, "MERGE_FRACTION", 10.0)  # the writer keeps its segments
+    cmd = [sys.executable, "-c", READER, str(writer.path), qdrant.url]
+    reader = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdin is not None and reader.stdout is not None
+
+    def ask(query: str) -> tuple[list[str], int, int]:
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdin.write(query + "\n")
+        reader.stdin.flush()
+        docs, segments, dead = json.loads(reader.stdout.readline())
+        return docs, segments, dead
+
+    try:
+        assert reader.stdout.readline().strip() == "ready"
+        assert "zr" not in ask("zirconium corrosion")[0]
+        writer.ingest([NEW])
+        docs, segments, dead = ask("zirconium corrosion")
+        assert docs[0] == "zr" and segments == 2 and dead == 0
+        wanted = [h.unit.doc_id for h in writer.search("security incident", top_k=5,
+                                                       sides=("bm25",)).hits]  # fmt: skip
+        assert ask("security incident")[0] == wanted
+        writer.delete("zr")
+        docs, segments, dead = ask("zirconium corrosion")
+        assert "zr" not in docs and dead == 1
+        writer.delete("runbook")  # past the reader's merge fraction: it merges on a thread
+        docs = ask("security incident")[0]
+        wanted = [h.unit.doc_id for h in writer.search("security incident", top_k=5,
+                                                       sides=("bm25",)).hits]  # fmt: skip
+        assert "runbook" not in docs and docs == wanted
+        for _ in range(100):
+            docs, segments, dead = ask("security incident")
+            if (segments, dead) == (1, 0):
+                break
+            time.sleep(0.05)
+        assert (segments, dead) == (1, 0) and docs == wanted  # merged, the same ranking
+    finally:
+        reader.stdin.close()
+        assert reader.wait(timeout=60) == 0
+
+
+def _index(n: int, generation: int) -> LexicalIndex:
     units = [TextUnit(unit_id=f"u{i}", doc_id="d", text=f"word{i} common") for i in range(n)]
-    return LexicalIndex.build(units, [[f"word{i}", "common"] for i in range(n)])
+    index = LexicalIndex.build(units, [[f"word{i}", "common"] for i in range(n)])
+    index.generation = generation
+    return index
 
 
-def test_the_lexical_snapshot_is_saved_whole_under_a_new_name(tmp_path: Path) -> None:
-    _index(3).save(tmp_path, 1)
-    _index(4).save(tmp_path, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bm25-2", "state.json"]
-    loaded = LexicalIndex.load(tmp_path, 2, _index(4).units)
-    assert loaded is not None and LexicalIndex.top(loaded.score_all("word3"), 1)[0][0] == 3
-    assert LexicalIndex.load(tmp_path, 1, _index(3).units) is None  # another generation
+def test_the_lexical_base_is_saved_whole_under_a_new_name(tmp_path: Path) -> None:
+    lexical_store.write(_index(3, 1), tmp_path)
+    lexical_store.write(_index(4, 2), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base-2", "state.json"]
+    base = lexical_store.read(tmp_path)
+    assert base is not None and base.generation == 2 and base.store_rows.tolist() == [0, 1, 2, 3]
+    loaded = LexicalIndex(_index(4, 2).units, base.matrix)
+    assert LexicalIndex.top(loaded.score_all("word3"), 1)[0][0] == 3
 
 
 def test_a_snapshot_saved_by_an_older_trilha_is_rebuilt(tmp_path: Path) -> None:
     """bm25s's precomputed scores hold every unit's statistics: they are not read again."""
-    _index(3).save(tmp_path, 5)
-    (tmp_path / "bm25-5").rename(tmp_path / "bm25")
+    lexical_store.write(_index(3, 5), tmp_path)
+    (tmp_path / "base-5").rename(tmp_path / "bm25")
     (tmp_path / "state.json").write_text('{"generation": 5, "units": 3, "empty": false}')
-    assert LexicalIndex.load(tmp_path, 5, _index(3).units) is None
+    assert lexical_store.read(tmp_path) is None
 
 
 def test_two_workspaces_on_one_server_keep_their_own_collections(

@@ -4,6 +4,7 @@ holds none."""
 from __future__ import annotations
 
 import fcntl
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,29 @@ def test_opening_with_an_encoder_leaves_its_model_unloaded(tmp_path: Path) -> No
         assert encoder._model is None
     finally:
         ws.close()
+
+
+def test_a_close_that_fails_twice_raises_the_first_failure(
+    tmp_path: Path,
+    embedder: SentenceTransformerEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The dense index failing to close is the error raised; the graph failing as well (on
+    its own thread) is logged, not raised in its place."""
+    ws = Workspace.open(tmp_path / "ws", TrilhaSettings(), embedder=embedder, create=True)
+    parts, graph = ws._parts, ws.graph
+    assert graph is not None
+
+    def failing(close: Callable[[], None], error: Exception) -> Callable[[], None]:
+        def fails() -> None:
+            close()  # the part closes for real, then says it did not
+            raise error
+
+        return fails
+
+    monkeypatch.setattr(parts.dense, "close", failing(parts.dense.close, OSError("dense")))
+    monkeypatch.setattr(graph, "close", failing(graph.close, RuntimeError("graph")))
+    with pytest.raises(OSError, match="dense"), caplog.at_level("WARNING"):
+        ws.close()
+    assert "RuntimeError('graph')" in caplog.text

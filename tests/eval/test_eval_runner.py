@@ -261,3 +261,15 @@ def test_bench_sparse_lexical_matches_bm25s(
     assert report["ndcg@10"]["bm25s"] == report["ndcg@10"]["qdrant_sparse"]
     assert report["top10_overlap"] == 1.0 and report["max_relative_score_gap"] < 1e-5
     assert "qdrant_sparse" in capsys.readouterr().out
+
+
+def test_bench_scale_runs_from_the_command_line(beir_folder: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    args = ["bench", "--data", str(beir_folder), "--out", str(out), "-q", "--systems", "bm25"]
+    args += ["--queries", "2", "--ingest-docs", "0", "--scale", "200", "--scale-queries", "3"]
+    assert main([*args, "--scale-dir", str(tmp_path)]) == 0
+    scale = json.loads(out.read_text())["scale"]
+    assert scale["units"] == 200 and scale["queries"] == 3
+    assert scale["added"]["units_after"] == 1200 and scale["added"]["search_failures"] == 0
+    assert "encoding excluded" in scale["note"] and scale["recall_at_10"]["dense"] == 1.0
+    assert not list(tmp_path.glob("trilha-bench-scale-*"))  # its workspace is gone

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from trilha.errors import BadRequestError, ConfigurationError
 from trilha.graph.build.records import loads_records
 from trilha.graph.log import RetrievalLog
 from trilha.graph.service import GraphService
-from trilha.graph.stores.base import GraphStore
+from trilha.graph.stores.base import GraphStore, Params, Row
 from trilha.graph.stores.bolt import BoltGraphStore
 from trilha.graph.stores.factory import open_graph_store
 from trilha.graph.stores.falkordb import FalkorDBStore
@@ -195,6 +196,54 @@ def test_open_bolt_store(arcadedb: object) -> None:
     store.close()
 
 
+class Reads(ConcurrencyProbe):
+    """The probe, keeping each read's statement and unit ids."""
+
+    def __init__(self, inner: GraphStore) -> None:
+        super().__init__(inner, delay_s=0.0)
+        self.reads: list[tuple[str, object]] = []
+
+    def run(
+        self, cypher: str, params: Params | None = None, *, timeout_s: float | None = None
+    ) -> list[Row]:
+        self.reads.append((cypher, (params or {}).get("unit_ids")))
+        return super().run(cypher, params, timeout_s=timeout_s)
+
+
+def test_a_boost_read_is_planned_ahead_once_and_reads_no_unit(store: GraphStore) -> None:
+    probe = Reads(store)
+    service = GraphService(probe, boost_timeout_s=5.0)
+    service.ingest(UNITS, ENTITIES)
+    ids = ["stj/resp-1#0", "stj/resp-2#0"]
+    probe.reads.clear()
+
+    def boost_reads() -> list[object]:
+        return [u for c, u in probe.reads if "$unit_ids" in c]
+
+    # no curated evidence: the graph is asked whether it holds any, no read is planned
+    planning = service.booster.prepare("What did the STJ decide?")
+    assert planning is not None and planning.result(5) is None
+    assert len(probe.reads) == 1 and boost_reads() == []
+    assert service.booster.prepare("what was decided") is None  # once per principal scope
+    record = '{"kind":"edge","type":"HAS_FATO","source":"Doc:stj/resp-2","target":"Fato:f1"}'
+    service.write_records(loads_records(record))
+    # another scope: the read without entities is planned first, then the one with them
+    ana = Principal(user_id="ana")
+    planning = service.booster.prepare("what was decided", ana)
+    assert planning is not None and planning.result(5) is None
+    assert service.booster.prepare("What did the STJ decide?", ana) is None
+    assert service.booster.prepare("what was decided", Principal(user_id="ana")) is None
+    deadline = time.monotonic() + 5  # the other read is planned next, in the background
+    while len(boost_reads()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    reads = [(c, u) for c, u in probe.reads if "$unit_ids" in c]
+    assert [u for _, u in reads] == [[], []] and "$entity_keys" in reads[1][0]
+    assert "$entity_keys" not in reads[0][0]
+    scores, warning = service.booster.boost("what was decided", ids, principal=ana)
+    assert (scores, warning) == ({"stj/resp-1#0": 0.0, "stj/resp-2#0": 0.5}, None)
+    assert boost_reads() == [[], [], ids]
+
+
 def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_path: Path) -> None:
     probe = ConcurrencyProbe(store, delay_s=0.0)
     log = RetrievalLog(tmp_path / "log.jsonl")
@@ -217,3 +266,19 @@ def test_no_entities_and_no_evidence_means_no_graph_call(store: GraphStore, tmp_
         "stj/resp-2#0": 0.5,
     }
     assert [e.query["unit_ids"] for e in log.read()] == [ids]
+
+
+def test_waiting_for_the_planned_read_counts_within_the_boost_timeout(store: GraphStore) -> None:
+    """A search that waits for :meth:`prepare`'s planning of a slow graph gives up at the
+    boost's timeout, not after the wait and a whole timeout more for its own read."""
+    probe = ConcurrencyProbe(store, delay_s=0.0)
+    service = GraphService(probe, boost_timeout_s=0.5, entities_alone=True)
+    service.ingest(UNITS, ENTITIES)
+    service.booster.boost_entities(["stj/resp-1#0"], ["STJ"])  # the corpus size, read once
+    probe.delay_s = 3.0
+    assert service.booster.prepare("What did the STJ decide?") is not None
+    start = time.perf_counter()
+    result = service.booster.boost_entities(["stj/resp-1#0", "stj/resp-2#0"], ["STJ"])
+    elapsed = time.perf_counter() - start
+    assert result.scores == {} and "graph slower than" in (result.warning or "")
+    assert 0.5 <= elapsed < 0.85  # before: 1.0, the wait and a whole timeout

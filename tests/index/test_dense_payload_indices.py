@@ -24,3 +24,22 @@ def test_a_shard_made_without_the_policy_indices_gets_them_on_open(tmp_path: Pat
         index.close()
     assert {"acl", "org_id", "project_id", "visibility", "owner_id"} <= indexed
     assert set(KEYWORD_FIELDS) | set(INTEGER_FIELDS) <= indexed
+
+
+def test_a_field_indexed_as_the_wrong_kind_is_indexed_again_as_the_right_one(
+    tmp_path: Path,
+) -> None:
+    qe = _edge()
+    folder = tmp_path / "shard"
+    QdrantEdgeIndex.open(folder, 4).close()  # every index made, of the right kind
+    old = qe.EdgeShard.load(str(folder))
+    old.update(qe.UpdateOperation.create_field_index("date_num", qe.PayloadSchemaType.Keyword))
+    old.flush()
+    old.close()
+    index = QdrantEdgeIndex.open(folder, 4)
+    try:
+        kinds = {k: v.data_type for k, v in index._live().info().payload_schema.items()}
+    finally:
+        index.close()
+    assert kinds["date_num"] == qe.PayloadSchemaType.Integer
+    assert all(kinds[name] == qe.PayloadSchemaType.Keyword for name in KEYWORD_FIELDS)

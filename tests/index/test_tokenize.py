@@ -33,6 +33,46 @@ def test_query_tokens_keep_first_language_multiplicity_and_add_others_once() -> 
     assert tokenize_query("cells", ["en"]) == ["cell"]
 
 
+#: Queries of every kind: sure pt and en questions, unsure phrases ('the dano moral de'), ids.
+QUERIES = (
+    "Qual é o prazo de prescrição da ação de cobrança?",
+    "The cells of the immune system respond to the infection",
+    "the dano moral de",
+    "orçamento de TI",
+    "VPN laptop",
+    "prazo prazo deadlines",
+    "LGPD 13.709/2018",
+)
+
+
+@pytest.mark.parametrize("langs", [["pt", "en"], ["en", "pt"], ["en", "fr", "de"], ["en"]])
+def test_held_query_tokens_are_those_of_the_detected_language(langs: list[str]) -> None:
+    # an index holding every token either analysis gives, one holding some, one holding none
+    for query in QUERIES:
+        every = {t for lang in langs for t in tokenize(query, lang)} | {"de", "the", "o"}
+        for held in (every, {t for t in every if len(t) % 2}, set()):
+            detected = [t for t in tokenize_query(query, langs) if t in held]
+            assert tokenize_query(query, langs, held.__contains__) == detected, (query, held)
+
+
+def test_the_language_is_not_detected_where_it_cannot_change_the_held_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held = {"vpn", "laptop", "orcament", "ti"}  # pt stems: the en analysis adds no held token
+    expected = {q: tokenize_query(q, ["pt", "en"], held.__contains__) for q in QUERIES[3:5]}
+
+    def no_detection(text: str) -> str:
+        raise AssertionError(f"{text!r} was run through the detector")
+
+    monkeypatch.setattr(tokenize_module, "detect_language", no_detection)
+    for query, tokens in expected.items():
+        assert tokenize_query(query, ["pt", "en"], held.__contains__) == tokens
+    assert expected["orçamento de TI"] == ["orcament", "ti"]
+    # a held token only the en analysis gives ('orcamento'): the detector decides
+    with pytest.raises(AssertionError, match="detector"):
+        tokenize_query("orçamento de TI", ["pt", "en"], (held | {"orcamento"}).__contains__)
+
+
 GRAPH_DB_DOC = "图数据库以节点和边存储数据，Neo4j是最常见的图数据库之一。"
 
 

@@ -71,7 +71,7 @@ class CompiledPolicy:
             known = self._masks.get(columns)
         if known is None:
             mask = columns.mask(self.expr)
-            known = _SnapshotMask(mask, mask is None or bool(mask.all()))
+            known = _SnapshotMask(mask, columns.keeps_all(mask))
             with self._lock:
                 self._masks[columns] = known
         return known

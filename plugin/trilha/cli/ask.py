@@ -53,7 +53,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from trilha.cli.render import render_answer
 
     checked_text(args.question)
-    with open_workspace(args) as ws:
+    with open_workspace(args, search=True) as ws:
         if len(ws) == 0:
             raise BadRequestError(
                 f"workspace {ws.path} is empty; run `trilha ingest PATH -w {ws.path}` first"

@@ -51,7 +51,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         strategy=args.strategy,
         max_tokens=args.max_tokens,
     )
-    with open_workspace(args) as ws:
+    with open_workspace(args, search=True) as ws:
         orchestrator = Orchestrator(ws)
         try:
             agents = sorted(a.agent_type for a in orchestrator.config.agents.values())

@@ -74,7 +74,22 @@ def add_bench_parser(sub: Any) -> None:
         nargs="?",
         const=100_000,
         default=None,
-        help="also build a synthetic index of N units (default 100000)",
+        help="also build a synthetic index of N units (default 100000): build time, HNSW, "
+        "hybrid/filtered/dense/bm25 latency, dense recall against exact, 1,000 documents added "
+        "while searching, memory and disk",
+    )
+    sp.add_argument(
+        "--scale-queries",
+        type=int,
+        default=100,
+        metavar="N",
+        help="queries timed in the scale test (default 100)",
+    )
+    sp.add_argument(
+        "--scale-dir",
+        metavar="DIR",
+        help="folder under which the scale test's temporary workspace is made (default: the "
+        "system's temporary folder)",
     )
     _add_graph_bench_options(sp)
     sp.set_defaults(func=cmd_bench)
@@ -220,6 +235,8 @@ def _bench_data(args: argparse.Namespace) -> dict[str, Any]:
         queries=args.queries,
         reranker=args.reranker,
         scale=args.scale,
+        scale_queries=args.scale_queries,
+        scale_dir=args.scale_dir,
         progress=not args.quiet,
         ingest_docs=args.ingest_docs,
         systems=_systems(args.systems),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,16 @@ def settings_of(args: argparse.Namespace) -> Any:
         raise BadRequestError(f"invalid settings: {one_line(e)}") from e
 
 
-def open_workspace(args: argparse.Namespace, *, create: bool = False, repair: bool = True) -> Any:
-    """The workspace of ``--workspace``; only commands that write (ingest, demo) create one."""
+def open_workspace(
+    args: argparse.Namespace, *, create: bool = False, repair: bool = True, search: bool = False
+) -> Any:
+    """The workspace of ``--workspace``; only commands that write (ingest, demo) create one.
+    Commands that ``search`` at once have the encoder load while the workspace opens."""
     from trilha.workspace import Workspace
+    from trilha.workspace.compose import searching_next
 
-    return Workspace.open(settings=settings_of(args), create=create, repair=repair)
+    with searching_next() if search else nullcontext():
+        return Workspace.open(settings=settings_of(args), create=create, repair=repair)
 
 
 def principal_of(args: argparse.Namespace, workspace: Path) -> Any:

@@ -100,7 +100,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     """Search the workspace."""
     from trilha.cli.render import render_result
 
-    with open_workspace(args) as ws:
+    with open_workspace(args, search=True) as ws:
         if len(ws) == 0:
             raise BadRequestError(
                 f"workspace {ws.path} is empty; run `trilha ingest PATH -w {ws.path}` first"

@@ -199,12 +199,15 @@ def run_bench(
     split: str = "test",
     rerank_backend: Backend | None = None,
     rerank_precision: Precision | None = None,
-    scale_queries: int = 30,
+    scale_queries: int = 100,
+    scale_dir: Path | str | None = None,
     settings: TrilhaSettings | None = None,
     systems: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Benchmark latency on a BEIR folder; writes ``out_path`` (JSON) and returns the dict.
-    ``systems``: only those of :data:`SYSTEMS`; ``ingest_docs=0``: no ingest timing."""
+    ``systems``: only those of :data:`SYSTEMS`; ``ingest_docs=0``: no ingest timing;
+    ``scale``: units of the synthetic scale test (:mod:`trilha.eval.scale`), its workspace in
+    a temporary folder under ``scale_dir`` (default: the system's)."""
     start, out, settings = time.perf_counter(), Path(out_path), uncached(settings)
     ds = load_beir(Path(data_dir), split)
     texts = [q.text for q in ds.queries[:queries]]
@@ -219,9 +222,9 @@ def run_bench(
             result["ingest"] = bench_ingest(ds, ws.embedder, settings, ingest_docs, progress)
         if reranker is not None:
             result["rerank"] = bench_rerank(ws, str(reranker), texts[:20])
-        if scale:
-            sample = texts[:scale_queries]
-            result["scale"] = bench_scale(ds, scale, ws.embedder, sample, settings, progress)
+    if scale:
+        sample = [q.text for q in ds.queries[:scale_queries]]
+        result["scale"] = bench_scale(ds, scale, sample, settings, progress, scale_dir)
     result["seconds"] = round(time.perf_counter() - start, 1)
     write_json(result, out)
     return result
@@ -280,7 +283,7 @@ def _config(
         "top_k": 10,
         "warmup_queries": WARMUP,
         "note": "top_k=10 for every system (the realistic agent call); query encoding included "
-        "except in the scale test, whose query vectors are encoded beforehand; the kg and "
+        "except in the scale test, whose vectors come from no model (see scale.note); the kg and "
         "visibility p50_ratios come from a second run interleaved with hybrid_weighted",
         "rerank": None
         if ce is None

@@ -12,6 +12,13 @@ The formula is Lucene's BM25 (Robertson & Zaragoza, "The Probabilistic Relevance
 BM25 and Beyond", 2009, with Lucene's non-negative IDF), the variant ``bm25s`` runs with
 ``method="lucene"``: with every unit visible the scores are bm25s's, in float64 where bm25s
 keeps float32. As in bm25s a unit with no tokens counts as one token long.
+
+The index grows by segments (:class:`Segments`): a matrix per batch of added units, each over
+its own rows, and a tombstone mask of the rows deleted (or replaced) since. ``N``, df and avgdl
+are taken over the live visible rows of every segment together, so a segmented index scores
+exactly as one matrix of its live rows would (the same floats: df and length sums are
+integers, the per-row arithmetic is the same). :meth:`Segments.merged` folds the segments
+into one matrix without their dead rows, in the same row order.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from trilha.index.columns import BoolArray
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+_NO_ROWS: Ints = np.zeros(0, dtype=np.int64)
+_NO_TF: Floats = np.zeros(0, dtype=np.float64)
 
 
 def idf(df: int, n: int) -> float:
@@ -89,31 +99,14 @@ class TermMatrix:
         rows = keys - terms * len(tokens)
         return cls(vocab, indptr, rows, tf.astype(np.float64), np.maximum(sizes, 1))
 
-    def scores(
-        self,
-        tokens: Sequence[str],
-        visible: BoolArray | None,
-        stats: VisibleStats,
-        k1: float,
-        b: float,
-    ) -> Floats | None:
-        """BM25 of every row for a query's tokens, with ``N``, df and avgdl over the ``visible``
-        rows (all: None; ``stats`` are theirs); rows outside ``visible`` score 0. None: no
-        query term is indexed."""
-        terms = [(self.vocab[t], c) for t, c in query_counts(tokens).items() if t in self.vocab]
-        if not terms or stats.n == 0:
-            return None
-        out = np.zeros(self.lengths.size, dtype=np.float64)
-        for term, count in terms:
-            rows = self.rows[self.indptr[term] : self.indptr[term + 1]]
-            tf = self.tf[self.indptr[term] : self.indptr[term + 1]]
-            if visible is not None:
-                keep = visible[rows]
-                rows, tf = rows[keep], tf[keep]
-            if rows.size:
-                part = saturation(tf, self.lengths[rows], stats.avgdl, k1, b)
-                out[rows] += count * idf(int(rows.size), stats.n) * part
-        return out
+    def postings(self, term: str) -> tuple[Ints, Floats]:
+        """The rows holding ``term`` (in row order) and its count in each; empty when absent."""
+        t = self.vocab.get(term)
+        if t is None:
+            return _NO_ROWS, _NO_TF
+        return self.rows[self.indptr[t] : self.indptr[t + 1]], self.tf[
+            self.indptr[t] : self.indptr[t + 1]
+        ]
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
@@ -139,3 +132,142 @@ class TermMatrix:
                 arrays["tf"],
                 arrays["lengths"],
             )
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Term matrices over consecutive row ranges (``starts[i]`` is ``parts[i]``'s first row),
+    every row's length, and the rows still alive (None: all)."""
+
+    parts: tuple[TermMatrix, ...]
+    starts: tuple[int, ...]
+    lengths: Ints
+    alive: BoolArray | None = None
+
+    @classmethod
+    def of(cls, matrix: TermMatrix) -> Segments:
+        """One matrix, every row alive."""
+        return cls((matrix,), (0,), matrix.lengths)
+
+    @property
+    def n(self) -> int:
+        """Rows, dead ones included."""
+        return int(self.lengths.size)
+
+    def extended(self, matrix: TermMatrix | None, dead: Ints) -> Segments:
+        """These segments with ``matrix``'s rows appended (None: no rows) and the rows ``dead``
+        killed: a new value, this one unchanged (a search may be reading it)."""
+        n = self.n + (0 if matrix is None else matrix.lengths.size)
+        alive = None
+        if self.alive is not None or dead.size:
+            alive = np.ones(n, dtype=bool)
+            if self.alive is not None:
+                alive[: self.n] = self.alive
+            alive[dead] = False
+        if matrix is None:
+            return Segments(self.parts, self.starts, self.lengths, alive)
+        return Segments(
+            (*self.parts, matrix),
+            (*self.starts, self.n),
+            np.concatenate([self.lengths, matrix.lengths]),
+            alive,
+        )
+
+    def holds(self, term: str) -> bool:
+        """Whether a live row holds ``term``."""
+        if self.alive is None:
+            return any(term in part.vocab for part in self.parts)
+        return self.postings(term)[0].size > 0
+
+    def postings(self, term: str) -> tuple[Ints, Floats]:
+        """The live rows holding ``term`` in every segment, in row order, and its counts."""
+        if len(self.parts) == 1 and self.alive is None:
+            return self.parts[0].postings(term)
+        found = [(rows + start if start else rows, tf)
+                 for part, start in zip(self.parts, self.starts, strict=True)
+                 for rows, tf in [part.postings(term)] if rows.size]  # fmt: skip
+        if not found:
+            return _NO_ROWS, _NO_TF
+        rows = np.concatenate([r for r, _ in found]) if len(found) > 1 else found[0][0]
+        tf = np.concatenate([t for _, t in found]) if len(found) > 1 else found[0][1]
+        if self.alive is not None:
+            keep = self.alive[rows]
+            rows, tf = rows[keep], tf[keep]
+        return rows, tf
+
+    def scores(
+        self,
+        tokens: Sequence[str],
+        visible: BoolArray | None,
+        stats: VisibleStats,
+        k1: float,
+        b: float,
+    ) -> Floats | None:
+        """BM25 of every row for a query's tokens, with ``N``, df and avgdl over the ``visible``
+        live rows (all live rows: None; ``stats`` are theirs); other rows score 0. None: no
+        query term is held by a live row."""
+        terms = [(p, c) for t, c in query_counts(tokens).items() if (p := self.postings(t))[0].size]
+        if not terms or stats.n == 0:
+            return None
+        out = np.zeros(self.n, dtype=np.float64)
+        for (rows, tf), count in terms:
+            if visible is not None:
+                keep = visible[rows]
+                rows, tf = rows[keep], tf[keep]
+            if rows.size:
+                part = saturation(tf, self.lengths[rows], stats.avgdl, k1, b)
+                out[rows] += count * idf(int(rows.size), stats.n) * part
+        return out
+
+    def merged(self) -> TermMatrix:
+        """One matrix of the live rows, renumbered in row order (each term's rows in row order,
+        as :meth:`TermMatrix.build` makes them)."""
+        if self.alive is None:
+            return _joined(self.parts, self.starts, 0, self.lengths)
+        live = np.cumsum(self.alive) - 1  # a live row's new number
+        return _joined(self.parts, self.starts, 0, self.lengths[self.alive], self.alive, live)
+
+    def joined(self, first: int) -> Segments:
+        """The same rows with the segments from ``first`` on joined into one (dead rows kept:
+        no row moves), so that a search loops over fewer segments."""
+        if len(self.parts) - first < 2:
+            return self
+        start = self.starts[first]
+        tail = _joined(self.parts[first:], self.starts[first:], start, self.lengths[start:])
+        return Segments((*self.parts[:first], tail), self.starts[: first + 1], self.lengths,
+                        self.alive)  # fmt: skip
+
+
+def _joined(
+    parts: Sequence[TermMatrix],
+    starts: Sequence[int],
+    origin: int,
+    lengths: Ints,
+    keep: BoolArray | None = None,
+    renumber: Ints | None = None,
+) -> TermMatrix:
+    """The matrices ``parts`` (their rows from ``starts``) as one whose rows start at
+    ``origin``; with ``keep``, only those rows, numbered by ``renumber``."""
+    vocab: dict[str, int] = {}
+    terms, rows, tf = [], [], []
+    for part, start in zip(parts, starts, strict=True):
+        ids = np.fromiter((vocab.setdefault(w, len(vocab)) for w in part.vocab), np.int64,
+                          count=len(part.vocab))  # fmt: skip
+        terms.append(np.repeat(ids, np.diff(part.indptr)))
+        rows.append(part.rows + start)
+        tf.append(part.tf)
+    term, row, counts = np.concatenate(terms), np.concatenate(rows), np.concatenate(tf)
+    if keep is not None and renumber is not None:
+        held = keep[row]
+        term, row, counts = term[held], renumber[row[held]], counts[held]
+    else:
+        row = row - origin
+    # each part is sorted by (term, row) and later parts hold later rows: a stable sort by
+    # term alone merges those runs into (term, row) order
+    order = np.argsort(term, kind="stable")
+    term, row, counts = term[order], row[order], counts[order]
+    used = np.bincount(term, minlength=len(vocab))
+    words = [w for w, i in vocab.items() if used[i]]
+    indptr = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(used[used > 0], out=indptr[1:])
+    return TermMatrix({w: i for i, w in enumerate(words)}, indptr, row, counts, lengths)

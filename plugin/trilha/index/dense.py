@@ -3,8 +3,9 @@
 Backends (``TRILHA_QDRANT_MODE``):
 
 * ``edge`` (default): Qdrant's own engine in-process (``qdrant-edge-py``), persisted in the
-  workspace, with payload indices on the filter fields and exact search (no HNSW build):
-  ~1 ms on 5k units, ~14 ms plain or filtered on 100k units on 2 cores.
+  workspace, with payload indices on the filter fields; exact search below
+  ``TRILHA_DENSE_HNSW_THRESHOLD`` points (~1 ms on 5k units), HNSW built in the background
+  above it (:mod:`trilha.index.edge_hnsw`).
 * ``local``: ``qdrant-client``'s local mode (``QdrantClient(path=...)``) in the workspace. It is
   pure Python: fine for small corpora, ~210 ms plain and ~2 s filtered at 100k units.
 * ``server``: any Qdrant server when ``TRILHA_QDRANT_URL`` is set.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ import numpy.typing as npt
 from trilha.errors import ConfigurationError, requires_extra
 from trilha.index.filters import FilterExpr
 from trilha.types import TextUnit
+
+if TYPE_CHECKING:
+    from trilha.index.edge_hnsw import HnswPlan
 
 
 @runtime_checkable
@@ -69,9 +73,17 @@ class DenseIndex(Protocol):
 
 
 def open_dense_index(
-    *, mode: str, path: Path, url: str | None, api_key: str | None, collection: str, dimension: int
+    *,
+    mode: str,
+    path: Path,
+    url: str | None,
+    api_key: str | None,
+    collection: str,
+    dimension: int,
+    hnsw: HnswPlan | None = None,
 ) -> DenseIndex:
-    """The dense index of a workspace for the configured mode."""
+    """The dense index of a workspace for the configured mode; ``hnsw``: when the embedded
+    shard is HNSW-built (None: never)."""
     if url or mode == "server":
         if not url:
             raise ConfigurationError("TRILHA_QDRANT_MODE=server needs TRILHA_QDRANT_URL")
@@ -91,5 +103,5 @@ def open_dense_index(
     if mode == "edge":
         from trilha.index.qdrant_edge import QdrantEdgeIndex
 
-        return QdrantEdgeIndex.open(path / "qdrant-edge", dimension=dimension)
+        return QdrantEdgeIndex.open(path / "qdrant-edge", dimension=dimension, hnsw=hnsw)
     raise ConfigurationError(f"unknown TRILHA_QDRANT_MODE {mode!r}; use edge, local or server")

@@ -4,7 +4,10 @@ It records each document's content hash (so unchanged re-ingests are skipped) an
 file it came from, so two files cannot claim one ``doc_id``), every unit with its metadata and
 lexical tokens, and a generation counter bumped on every change, which the lexical index compares
 with its own to know whether it is current (the connection, transactions and the counter are
-:class:`~trilha.index.sqlite_store.SQLiteStore`'s).
+:class:`~trilha.index.sqlite_store.SQLiteStore`'s). Units only ever get new rows (``row`` is
+never reused) and a trigger logs every row deleted or rewritten in the ``dropped`` table, so the
+lexical index catches up by reading the rows past its newest and the log past its last entry
+(:meth:`DocStore.changes`), never every unit.
 
 The ``pending`` table is the ingest's intent log: a document is marked before the derived indices
 (dense, graph) are touched and cleared once they all agree with this store, so a workspace that
@@ -19,6 +22,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from trilha.index.record_log import RecordLog
 from trilha.index.sqlite_store import SQLiteStore
@@ -33,7 +37,31 @@ CREATE TABLE IF NOT EXISTS units (
     body TEXT NOT NULL, tokens TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS units_doc ON units(doc_id);
 CREATE TABLE IF NOT EXISTS pending (doc_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS dropped (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, row INTEGER NOT NULL, rewritten INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS units_deleted AFTER DELETE ON units
+    BEGIN INSERT INTO dropped(row, rewritten) VALUES (old.row, 0); END;
+CREATE TRIGGER IF NOT EXISTS units_rewritten AFTER UPDATE ON units
+    BEGIN INSERT INTO dropped(row, rewritten) VALUES (old.row, 1); END;
 """
+
+
+class StoreChanges(NamedTuple):
+    """What changed in the units since a position of the store (:meth:`DocStore.changes`)."""
+
+    generation: int
+    #: The deletion log's last entry.
+    seq: int
+    #: Entries up to this one were pruned from the log (:meth:`DocStore.prune_log`).
+    pruned: int
+    #: A unit was rewritten in place (a migration, new tokens) since the position.
+    rewritten: bool
+    #: The rows deleted since the position.
+    deleted: list[int]
+    #: ``(row, unit json, tokens)`` of the units past the position's row, in store order.
+    added: list[tuple[int, str, str]]
+    #: ``(row, unit json)`` of the units up to the position's row, when asked for.
+    kept: list[tuple[int, str]]
 
 
 class DocStore(SQLiteStore):
@@ -205,6 +233,46 @@ class DocStore(SQLiteStore):
         with self._lock:
             rows = self._db.execute("SELECT unit_id, body, tokens FROM units ORDER BY row")
             return list(rows)
+
+    def changes(self, row: int, seq: int, kept: bool = False) -> StoreChanges:
+        """In one read (one state of the store): the units past ``row``, the rows deleted since
+        the deletion log's entry ``seq`` and, with ``kept``, the units up to ``row``. Every
+        delete or in-place update of a unit is logged by a trigger, so a lexical index reads
+        only what changed since the position it reflects."""
+        with self._lock, self._transaction():
+            meta = dict(self._db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('generation', 'dropped_pruned')"
+            ).fetchall())  # fmt: skip
+            last = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='dropped'")
+            logged = self._db.execute(
+                "SELECT row, rewritten FROM dropped WHERE seq > ? ORDER BY seq", (seq,)
+            ).fetchall()
+            added = self._db.execute(
+                "SELECT row, body, tokens FROM units WHERE row > ? ORDER BY row", (row,)
+            ).fetchall()
+            held = self._db.execute(
+                "SELECT row, body FROM units WHERE row <= ? ORDER BY row", (row,)
+            ).fetchall() if kept else []  # fmt: skip
+            newest = last.fetchone()
+        return StoreChanges(
+            generation=int(meta.get("generation") or 0),
+            seq=int(newest[0]) if newest else 0,
+            pruned=int(meta.get("dropped_pruned") or 0),
+            rewritten=any(r for _, r in logged),
+            deleted=[r for r, _ in logged],
+            added=added,
+            kept=held,
+        )
+
+    def prune_log(self, seq: int) -> None:
+        """Forget the deletion log's entries up to ``seq`` (a position no reader starts from)."""
+        with self._lock, self._transaction():
+            self._db.execute("DELETE FROM dropped WHERE seq <= ?", (seq,))
+            self._db.execute(
+                "INSERT INTO meta VALUES ('dropped_pruned', ?) ON CONFLICT(key) DO UPDATE SET "
+                "value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+                (str(seq),),
+            )
 
     def get(self, unit_ids: Sequence[str]) -> dict[str, TextUnit]:
         """Units by id (missing ids are left out)."""

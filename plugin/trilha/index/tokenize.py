@@ -42,7 +42,7 @@ import importlib.util
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -312,7 +312,7 @@ def query_analysers(text: str, langs: Iterable[str]) -> list[str]:
     first): the index's only one; else, when the query's language is detected
     (:func:`~trilha.index.language.detect_language`) and held, the index's most frequent
     language and the query's; else (``'dano moral'``, an id) all of them."""
-    codes = list(dict.fromkeys(base_lang(lang) for lang in langs)) or ["en"]
+    codes = _codes(langs)
     if len(codes) == 1:
         return codes
     detected = detect_language(text)
@@ -321,7 +321,23 @@ def query_analysers(text: str, langs: Iterable[str]) -> list[str]:
     return [c for c in codes if c in (codes[0], base_lang(detected))]
 
 
-def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:
+def _codes(langs: Iterable[str]) -> list[str]:
+    """The analysers of ``langs``, each once, in order (none: English)."""
+    return list(dict.fromkeys(base_lang(lang) for lang in langs)) or ["en"]
+
+
+def _choices(codes: list[str]) -> list[list[str]]:
+    """Every list :func:`query_analysers` may return for an index of ``codes``, whatever the
+    query's language: the first alone, the first with each other one, all of them."""
+    if len(codes) == 1:
+        return [codes]
+    pairs = [[codes[0], code] for code in codes[1:]]
+    return [[codes[0]], *pairs, *([codes] if len(codes) > 2 else [])]
+
+
+def tokenize_query(
+    text: str, langs: Iterable[str], known: Callable[[str], bool] | None = None
+) -> list[str]:
     """Query tokens for an index holding ``langs`` (most frequent first), with the analysers
     of :func:`query_analysers`.
 
@@ -333,8 +349,26 @@ def tokenize_query(text: str, langs: Iterable[str]) -> list[str]:
     the others' stopwords (the fr analyser would keep "the" and "of", rare terms in an English
     collection, held only by the few units stored as fr: a misdetected abstract, a bilingual page),
     and an English query is not given the fr stems ("cel" for "cells") that only those units hold.
+
+    With ``known`` (whether the index holds a token), only the tokens it holds come back, and the
+    query's language is detected only when it changes them: when every list of analysers the
+    detection may pick gives the same held tokens in the same order, the detector is not run
+    (a first detection loads its language models, 1-2 s; ``'VPN laptop'`` or ``'orçamento de
+    TI'`` in a pt and en index are the same held tokens either way). The tokens are those the
+    detection would have given, less tokens no row holds, which score nothing.
     """
-    codes = query_analysers(text, langs)
+    codes = _codes(langs)
+    if known is None:
+        return _analysed_with(text, query_analysers(text, codes))
+    held = functools.lru_cache(maxsize=None)(known)
+    kept = [[t for t in _analysed_with(text, c) if held(t)] for c in _choices(codes)]
+    if all(k == kept[0] for k in kept[1:]):
+        return kept[0]
+    return [t for t in _analysed_with(text, query_analysers(text, codes)) if held(t)]
+
+
+def _analysed_with(text: str, codes: list[str]) -> list[str]:
+    """``text``'s tokens with the analysers ``codes``, as :func:`tokenize_query` takes them."""
     stop = frozenset().union(*(_stopset(code) for code in codes))
     tokens = _analysed(text, codes[0], stop)
     seen = set(tokens)

@@ -145,8 +145,8 @@ def feature_search(
     lexical = ws.searcher.lexical
     mask = ws.searcher.policies.get(principal or Principal.anonymous()).row_mask(lexical.columns)
     first: dict[str, TextUnit] = {}
-    for row, unit in enumerate(lexical.units):
-        if (mask is None or mask[row]) and unit.doc_id not in first and wanted.matches(unit.extra):
+    for unit in lexical.units_in(mask):
+        if unit.doc_id not in first and wanted.matches(unit.extra):
             first[unit.doc_id] = unit
     ordered = sorted(first.values(), key=lambda u: (u.date or "", u.doc_id), reverse=True)
     docs = [

@@ -74,7 +74,10 @@ RELEVANCE_FLOOR = 0.8
 
 class KgBooster(Protocol):
     """Scores candidates from the knowledge graph (seed 001, stage 7):
-    :class:`~trilha.graph.boost.service.KGBooster`, or :class:`UnavailableBooster`."""
+    :class:`~trilha.graph.boost.service.KGBooster`, or :class:`UnavailableBooster`. One may
+    also have ``prepare(query, principal)``, called as a search starts, to get ready in the
+    background for the boost the search asks once its sides are done; a booster without it
+    is asked the boost alone (:func:`prepare_boost`)."""
 
     def boost(
         self,
@@ -105,6 +108,9 @@ class UnavailableBooster:
     ) -> tuple[dict[str, float], str | None]:
         """Nothing, and why."""
         return {}, self.warning
+
+    def prepare(self, query: str, principal: Principal | None = None) -> None:
+        """Nothing to get ready."""
 
 
 class HybridSearcher:
@@ -266,7 +272,7 @@ def retrieve(plan: SearchPlan, vector: Vector | None, c: Collaborators) -> Searc
 
 def with_empty_warning(result: SearchResult, c: Collaborators) -> SearchResult:
     """``result``, with a warning when the workspace holds no document (a new result)."""
-    if result.hits or c.lexical.units:
+    if result.hits or len(c.lexical):
         return result
     # The log names the folder; the trace, which HTTP and MCP callers read, does not.
     log.warning("workspace %s is empty: nothing to search", c.workspace)
@@ -286,6 +292,7 @@ def with_warning(result: SearchResult, warning: str) -> SearchResult:
 # -- stages 3 and 4: encoding and both sides ------------------------------------------------------
 def hybrid(text: str, plan: SearchPlan, vector: Vector | None, c: Collaborators) -> SearchResult:
     """Both sides of ``text`` concurrently (the side threads), the KG boost, the merge."""
+    prepare_boost(text, plan, c.booster)
     jobs = side_jobs(text, plan, vector, c)
     futures = {side: c.pool.submit(job) for side, job in jobs.items()}
     sides = {side: f.result() for side, f in futures.items()}
@@ -296,6 +303,7 @@ async def ahybrid(
     text: str, plan: SearchPlan, vector: Vector | None, c: Collaborators
 ) -> SearchResult:
     """:func:`hybrid` on the event loop's threads."""
+    prepare_boost(text, plan, c.booster)
     jobs = side_jobs(text, plan, vector, c)
     results = await asyncio.gather(*(asyncio.to_thread(job) for job in jobs.values()))
     sides = dict(zip(jobs, results, strict=True))
@@ -367,7 +375,7 @@ def bm25_side(
     start = time.perf_counter()
     everything = lexical.score_all(text, visible)
     rows = lexical.top(everything, n, mask)
-    scores = {lexical.units[r].unit_id: s for r, s in rows}
+    scores = {lexical.rows[r].unit_id: s for r, s in rows}
 
     def fill(unit_ids: Sequence[str]) -> dict[str, float]:
         if everything is None:
@@ -460,7 +468,7 @@ def merged(
         bm25, sem = filled or (bm25, sem)
         scores = _Scores(bm25, ranks[0], sem, ranks[1], kg, fused)
         hits = [
-            Hit(unit=lexical.units[lexical.row_of[uid]], scores=scores.of(uid, pos))
+            Hit(unit=lexical.rows[lexical.row_of[uid]], scores=scores.of(uid, pos))
             for pos, uid in enumerate(in_order[: plan.top_k], start=1)
         ]
         fill = trace.stage("fill")
@@ -543,7 +551,7 @@ def _in_snapshot(sem: dict[str, float], lexical: LexicalIndex, trace: Trace) -> 
 
 def _doc_of(fused: Mapping[str, float], lexical: LexicalIndex) -> dict[str, str]:
     """The document of each fused unit (the duplicate penalty counts units per document)."""
-    return {uid: lexical.units[lexical.row_of[uid]].doc_id for uid in fused}
+    return {uid: lexical.rows[lexical.row_of[uid]].doc_id for uid in fused}
 
 
 # -- stage 6: the KG boost (an input of the merge) ------------------------------------------------
@@ -552,6 +560,14 @@ def well_ranked(
 ) -> set[str]:
     """Units whose min-max scaled score reaches ``floor`` on at least one side."""
     return {u for scores in side_scores for u, v in minmax(scores).items() if v >= floor}
+
+
+def prepare_boost(query: str, plan: SearchPlan, booster: KgBooster | None) -> None:
+    """When the plan asks a boost, let the booster get ready for it while the sides run (when
+    it has a ``prepare``: see :class:`KgBooster`)."""
+    prepare = getattr(booster, "prepare", None) if plan.kg else None
+    if prepare is not None:
+        prepare(query, plan.principal)
 
 
 def kg_stage(

@@ -45,7 +45,7 @@ def _project(project: Project) -> dict[str, Any]:
     ws = project.workspace
     out: dict[str, Any] = {"status": "ok"}
     try:
-        out["units"] = len(ws.searcher.lexical.units)
+        out["units"] = len(ws.searcher.lexical)
         out["dense"] = f"{ws.dense.count()} vectors"
     except Exception as e:  # any failure of an index is reported, never raised
         out["status"], out["index_error"] = "down", str(e).splitlines()[0] if str(e) else repr(e)

@@ -227,5 +227,5 @@ def _close(project: Project) -> None:
     try:
         project.orchestrator.close()
     finally:
-        if project.owned:
-            project.workspace.close()
+        if project.owned:  # a shutdown leaves an HNSW build to the next writer, not minutes
+            project.workspace.close(finish_build=False)

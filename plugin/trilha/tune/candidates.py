@@ -59,6 +59,8 @@ def collect(
 ) -> list[Candidates]:
     """Score every query of ``queries`` on both sides of ``ws`` (its whole corpus)."""
     lexical = ws.searcher.lexical
+    if lexical.dead or lexical.segments > 1:  # rows here are positions among the units
+        lexical = lexical.compacted()
     units = lexical.units
     stored = ws.vectors([u.unit_id for u in units])
     matrix = np.stack([stored[u.unit_id] for u in units]).astype(np.float32)

@@ -9,8 +9,11 @@ hybrid searcher, and hands them back as one :class:`Parts`. Nothing else constru
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from contextlib import ExitStack
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from functools import partial
 from pathlib import Path
 
@@ -27,11 +30,12 @@ from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import DocStore
+from trilha.index.edge_hnsw import HnswPlan
 from trilha.index.lexical import LexicalIndex
+from trilha.index.lexical_store import catch_up, open_index
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
 from trilha.settings import AUTO_MODEL, TrilhaSettings
-from trilha.types import TextUnit
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
 from trilha.workspace.shared import Follower, needs_upgrade, server_collection
@@ -45,6 +49,23 @@ from trilha.workspace.upgrade import (
 )
 
 log = logging.getLogger(__name__)
+
+#: True while workspaces open for a search that follows at once (:func:`searching_next`).
+_SEARCHING_NEXT: ContextVar[bool] = ContextVar("trilha_searching_next", default=False)
+
+
+@contextmanager
+def searching_next() -> Iterator[None]:
+    """Workspaces opened in this block are about to be searched (the CLI's query commands): an
+    encoder that can load ahead (a ``prepare()`` method, as the e5 models have) starts loading
+    on a thread of its own while the graph server starts and the indices open, instead of on
+    the first query. Other callers open without it, so that a process that never searches
+    loads no model it does not use."""
+    token = _SEARCHING_NEXT.set(True)
+    try:
+        yield
+    finally:
+        _SEARCHING_NEXT.reset(token)
 
 
 def compose(
@@ -63,22 +84,29 @@ def compose(
     (:func:`trilha.workspace.repair.repair`). ``read_only`` writes nothing
     (:mod:`trilha.workspace.shared`). What was opened is closed again on failure."""
     embedder = open_encoder(root, settings, embedder)
+    if _SEARCHING_NEXT.get():
+        prepare = getattr(embedder, "prepare", None)
+        if callable(prepare):
+            prepare()
     with ExitStack() as undo:
+        opening = opening_graph(settings, root, extractor)
+        undo.callback(close_graph, opening)
         store = _open_store(root, embedder, read_only)
         undo.callback(store.close)
         made_private = None if read_only else migrate_store(store)
         undo.callback((dense := open_dense(settings, root, store, read_only)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
-        graph, graph_warning = open_graph(settings, root, extractor)
-        if graph is not None:
-            undo.callback(graph.close)
-        booster = make_booster(graph, graph_warning)
         load = partial(load_lexical, store, root / "lexical", settings)
-        searcher = HybridSearcher(load(save=not read_only), dense, embedder, booster)
+        lexical = load(save=not read_only)
+        graph, graph_warning = opening.result()
+        booster = make_booster(graph, graph_warning)
+        searcher = HybridSearcher(lexical, dense, embedder, booster)
         undo.callback(searcher.close)
         slot = RerankerSlot(lambda: configured_reranker(settings, older_models(root)), reranker)
-        follows = Follower.when(read_only, store, searcher, graph, partial(load, save=False))
+        follow = partial(load, save=False, merge=False)  # a reader merges on its own thread
+        follows = Follower.when(read_only, store, searcher, graph,
+                                lambda current: follow(current=current))  # fmt: skip
         parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
                       follows)  # fmt: skip
         if repair and not read_only:
@@ -232,6 +260,7 @@ def open_dense(
         api_key=settings.qdrant_api_key,
         collection=collection,
         dimension=settings.embedding_dimension,
+        hnsw=HnswPlan.of(settings),
     )
 
 
@@ -255,6 +284,31 @@ def open_graph(
         return None, warning
 
 
+def opening_graph(
+    settings: TrilhaSettings, root: Path, extractor: EntityExtractor | None = None
+) -> Future[tuple[GraphService | None, str | None]]:
+    """:func:`open_graph` on a thread of its own, so that the embedded graph server starts
+    (0.2-0.5 s, mostly waiting for its socket) while the unit store, the dense index and the
+    lexical snapshot open."""
+    opening: Future[tuple[GraphService | None, str | None]] = Future()
+
+    def run() -> None:
+        try:
+            opening.set_result(open_graph(settings, root, extractor))
+        except BaseException as e:  # handed to the opening thread through the future
+            opening.set_exception(e)
+
+    threading.Thread(target=run, name="trilha-graph-open", daemon=True).start()
+    return opening
+
+
+def close_graph(opening: Future[tuple[GraphService | None, str | None]]) -> None:
+    """Close the graph :func:`opening_graph` opened (once it has), if any."""
+    graph, _ = opening.result()
+    if graph is not None:
+        graph.close()
+
+
 def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBooster | None:
     """Boost through the graph; with no graph, a stand-in that warns (or None when it is off)."""
     if graph is not None:
@@ -263,22 +317,21 @@ def make_booster(graph: GraphService | None, graph_warning: str | None) -> KgBoo
 
 
 def load_lexical(
-    store: DocStore, folder: Path, settings: TrilhaSettings, *, save: bool = True
+    store: DocStore,
+    folder: Path,
+    settings: TrilhaSettings,
+    *,
+    save: bool = True,
+    current: LexicalIndex | None = None,
+    merge: bool = True,
 ) -> LexicalIndex:
-    """The lexical snapshot of the store's current generation: loaded from ``folder`` when it
-    reflects that generation, else rebuilt from the stored tokens (and, with ``save``, saved
-    there)."""
-    generation = store.generation  # read first: rows newer than the stamp only cost a rebuild
-    rows = list(store.iter_rows())
-    units = [TextUnit.model_validate_json(body) for _, body, _ in rows]
-    k1, b = settings.bm25_k1, settings.bm25_b
-    index = LexicalIndex.load(folder, generation, units, k1=k1, b=b)
-    if index is None:
-        index = LexicalIndex.build(units, [tokens.split() for _, _, tokens in rows], k1=k1, b=b)
-        if save:
-            index.save(folder, generation)
-    index.generation = generation
-    return index
+    """The lexical snapshot of the store's current state: ``current`` caught up with what
+    changed since it (:func:`~trilha.index.lexical_store.catch_up`), else the base saved in
+    ``folder`` caught up, else built from the stored tokens; merged when it grew enough
+    (``merge``), and then, with ``save``, saved there."""
+    if current is None:
+        return open_index(store, folder, settings.bm25_k1, settings.bm25_b, save=save)
+    return catch_up(current, store, folder, save=save, merge=merge)
 
 
 def configured_reranker(settings: TrilhaSettings, older: Path | None = None) -> Reranker:

@@ -135,14 +135,17 @@ class Workspace(UnitReads):
         (:func:`trilha.workspace.repair.repair`); returns what was found before repairing."""
         return maintenance.repair(self._parts.writable(), progress)
 
-    def close(self) -> None:
+    def close(self, finish_build: bool = True) -> None:
         """Release the parts (the Qdrant folder lock too; an embedded graph server stops) when
-        this is the process's last handle on the workspace; idempotent."""
+        this is the process's last handle on the workspace; idempotent. An HNSW build of the
+        dense index that this process's writes made due is finished first (so ``trilha
+        ingest`` leaves a built index); ``finish_build=False``, for a long-lived process
+        shutting down, cancels it instead and leaves it to the next writer."""
         if self._closed:
             return
         self._closed = True
         if self._lock is None or self._lock.last:
-            self._parts.close()
+            self._parts.close(finish_build)
         if self._lock is not None:
             self._lock.release()
 
@@ -155,9 +158,12 @@ class Workspace(UnitReads):
         self.close()
 
     def _refresh(self) -> None:
-        """Swap in the lexical snapshot of the store's new generation (one assignment: a search
-        keeps the snapshot it started with)."""
-        self.searcher.lexical = load_lexical(self.store, self.path / "lexical", self.settings)
+        """Swap in the lexical snapshot of the store's new generation, made from the current
+        one and what changed since (one assignment: a search keeps the snapshot it started
+        with)."""
+        self.searcher.lexical = load_lexical(
+            self.store, self.path / "lexical", self.settings, current=self.searcher.lexical
+        )
 
     # -- writing --------------------------------------------------------------------------------
     def ingest(

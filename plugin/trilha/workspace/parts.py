@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from trilha.encode.base import Embedder
@@ -13,6 +16,8 @@ from trilha.index.docstore import DocStore
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster
 from trilha.workspace.shared import Follower, read_only_error
+
+log = logging.getLogger(__name__)
 
 
 class RerankerSlot:
@@ -84,10 +89,41 @@ class Parts:
             )
         return self.graph
 
-    def close(self) -> None:
-        """Close every part (an embedded graph server stops, the Qdrant folder lock goes)."""
+    def close(self, finish_build: bool = True) -> None:
+        """Close every part (an embedded graph server stops, the Qdrant folder lock goes). The
+        graph closes on a thread of its own while the others close: an embedded server saves
+        and exits (0.1-0.2 s of waiting for it) while the dense index flushes. A dense index
+        build under way or due is finished first, or with ``finish_build=False`` cancelled
+        (left to the next writer)."""
+        if self.follower is not None:
+            self.follower.close()  # a merge in progress reads the store
         self.searcher.close()
-        if self.graph is not None:
-            self.graph.close()
-        self.dense.close()
-        self.store.close()
+        cancel = getattr(self.dense, "cancel_build", None)
+        if not finish_build and cancel is not None:
+            cancel()
+        graph = self.graph
+        closing: Future[None] | None = None
+        if graph is not None:
+            closing = Future()
+            threading.Thread(
+                target=_run, args=(graph.close, closing), name="trilha-graph-close"
+            ).start()
+        try:
+            self.dense.close()
+            self.store.close()
+        except BaseException:
+            if closing is not None and (error := closing.exception()) is not None:
+                log.warning("the graph failed to close as well: %r", error)
+            raise  # the first failure
+        if closing is not None:
+            closing.result()  # its failure, raised here
+
+
+def _run(close: Callable[[], None], done: Future[None]) -> None:
+    """``close()``, its outcome in ``done``."""
+    try:
+        close()
+    except BaseException as e:  # handed to the closing thread through the future
+        done.set_exception(e)
+    else:
+        done.set_result(None)

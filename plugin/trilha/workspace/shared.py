@@ -6,9 +6,10 @@ replicas on other machines that mount the folder) take no lock and write nothing
 what the writer writes because every index they read is shared:
 
 * the unit store is SQLite in WAL mode, which many processes read while one writes;
-* the lexical snapshot is saved whole under a new name before ``state.json`` points at it
-  (:meth:`~trilha.index.lexical.LexicalIndex.save`), and a reader that finds none for the
-  store's generation rebuilds one in memory;
+* the lexical index is derived from the unit store: a reader opens the writer's saved base
+  (written whole under a new name before ``state.json`` points at it,
+  :mod:`trilha.index.lexical_store`) and catches it up from the store, or builds one in memory
+  when there is none;
 * the dense index must be a Qdrant server (``TRILHA_QDRANT_URL``): ``edge`` and ``local`` hold
   their folder for one process;
 * the graph must be a server too (a Bolt URL, or FalkorDB at ``TRILHA_GRAPH_URL``) or off: the
@@ -16,8 +17,9 @@ what the writer writes because every index they read is shared:
 * the result cache is per process unless ``TRILHA_REDIS_URL`` shares one.
 
 A reader follows the writer: before each search it compares the store's generations with what
-it holds (one SQLite read) and loads the new lexical snapshot, or forgets what it read from the
-graph, when they moved.
+it holds (one SQLite read) and, when they moved, makes its next lexical snapshot from the units
+added and deleted since (:func:`~trilha.index.lexical_store.catch_up`: it reads those units only,
+never the whole index), or forgets what it read from the graph.
 
 A reader writes nothing to the indices. What every process records of its use is shared as it
 is: the orchestrator's conversation memory and job log (``memory.sqlite``, whose writers SQLite
@@ -27,6 +29,7 @@ serialises) and the graph's retrieval log (a JSONL file each process appends lin
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -36,8 +39,11 @@ from trilha.errors import ConfigurationError, WorkspaceError
 from trilha.graph.service import GraphService
 from trilha.index.docstore import DocStore
 from trilha.index.lexical import LexicalIndex
+from trilha.index.lexical_store import needs_merge
 from trilha.retrieve.pipeline import HybridSearcher
 from trilha.settings import TrilhaSettings
+
+log = logging.getLogger(__name__)
 
 
 def check_shareable(settings: TrilhaSettings) -> None:
@@ -105,14 +111,20 @@ def needs_upgrade(root: object) -> WorkspaceError:
 
 
 class Follower:
-    """Keeps a reader's lexical snapshot and graph reads at the store's current generations."""
+    """Keeps a reader's lexical snapshot and graph reads at the store's current generations.
+
+    ``load`` makes the snapshot after the one it is given from what the store changed since
+    (:func:`~trilha.index.lexical_store.catch_up`, unmerged); when the snapshot has grown past
+    its merge fraction a thread merges it (:meth:`~trilha.index.lexical.LexicalIndex.
+    compacted`), catches the merged one up and swaps it in, while searches go on with the
+    unmerged one."""
 
     def __init__(
         self,
         store: DocStore,
         searcher: HybridSearcher,
         graph: GraphService | None,
-        load: Callable[[], LexicalIndex],
+        load: Callable[[LexicalIndex], LexicalIndex],
     ) -> None:
         self._store = store
         self._searcher = searcher
@@ -120,6 +132,7 @@ class Follower:
         self._load = load
         self._graph_generation = store.graph_generation
         self._lock = threading.Lock()
+        self._merging: threading.Thread | None = None
 
     @classmethod
     def when(
@@ -128,7 +141,7 @@ class Follower:
         store: DocStore,
         searcher: HybridSearcher,
         graph: GraphService | None,
-        load: Callable[[], LexicalIndex],
+        load: Callable[[LexicalIndex], LexicalIndex],
     ) -> Follower | None:
         """A follower for a read-only workspace; None for one that writes (it is current)."""
         return cls(store, searcher, graph, load) if read_only else None
@@ -141,10 +154,35 @@ class Follower:
         if generation != self._searcher.lexical.generation:
             with self._lock:  # one thread loads; the others then find it current
                 if self._store.generation != self._searcher.lexical.generation:
-                    self._searcher.lexical = self._load()
+                    self._searcher.lexical = self._load(self._searcher.lexical)
                     moved = True
+                    self._merge_later()
         if graph_generation != self._graph_generation:
             self._graph_generation = graph_generation
             moved = True
         if moved and self._graph is not None:
             self._graph.changed()
+
+    def _merge_later(self) -> None:
+        """Merge the snapshot on a thread when it grew enough and no merge is running (the
+        caller holds the lock)."""
+        if not needs_merge(self._searcher.lexical):
+            return
+        if self._merging is not None and self._merging.is_alive():
+            return
+        grown = self._searcher.lexical
+        self._merging = threading.Thread(target=self._merge, args=(grown,), daemon=True)
+        self._merging.start()
+
+    def close(self) -> None:
+        """Wait for a merge in progress (it reads the store, which closes next)."""
+        if self._merging is not None:
+            self._merging.join()
+
+    def _merge(self, grown: LexicalIndex) -> None:
+        try:
+            merged = grown.compacted()
+            with self._lock:
+                self._searcher.lexical = self._load(merged)
+        except Exception as e:  # the store closed under it, say: the unmerged snapshot stays
+            log.warning("merging the lexical snapshot failed (%s); searching it unmerged", e)
