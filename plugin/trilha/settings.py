@@ -39,6 +39,10 @@ Share = Annotated[float, Field(ge=0)]
 RrfK = Annotated[int, Field(gt=0)]
 #: A side fetches depth·top_k candidates (capped by TRILHA_CANDIDATE_CAP).
 Depth = Annotated[int, Field(ge=1, le=100)]
+#: BM25's term-frequency saturation.
+K1 = Annotated[float, Field(gt=0, le=10)]
+#: BM25's length normalisation.
+LengthNorm = Annotated[float, Field(ge=0, le=1)]
 
 
 def _some_share(*shares: float | None) -> None:
@@ -49,7 +53,7 @@ def _some_share(*shares: float | None) -> None:
 class Fusion(BaseModel):
     """Every fusion value of one search, resolved: the one declaration of each, with seed 001's
     defaults (weighted merge, bm25 0.5 / semantic 0.4 / kg 0.1, RRF k 60, each side fetching
-    3·top_k)."""
+    3·top_k) and BM25's k1 1.5 / b 0.75 (the lexical side's scores are what the merge fuses)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -63,6 +67,8 @@ class Fusion(BaseModel):
     signal: Signal = Field(
         "none", description="'peak': weighted shares scaled per query by each side's peakedness."
     )
+    bm25_k1: K1 = Field(1.5, description="BM25 term-frequency saturation (k1).")
+    bm25_b: LengthNorm = Field(0.75, description="BM25 length normalisation (b).")
 
     @model_validator(mode="after")
     def _weights_not_all_zero(self) -> Fusion:
@@ -110,7 +116,15 @@ class Weights(BaseModel):
 
 
 #: The settings that are fusion values, under the name :class:`Fusion` gives them.
-FUSION_SETTINGS = ("merge", "weight_bm25", "weight_semantic", "weight_kg", "rrf_k")
+FUSION_SETTINGS = (
+    "merge",
+    "weight_bm25",
+    "weight_semantic",
+    "weight_kg",
+    "rrf_k",
+    "bm25_k1",
+    "bm25_b",
+)
 
 
 class TrilhaSettings(BaseSettings):
@@ -295,9 +309,18 @@ class TrilhaSettings(BaseSettings):
         "child process, so searches and ingest keep the other cores.",
     )
 
-    # Lexical index
-    bm25_k1: float = Field(1.5, gt=0, description="BM25 term-frequency saturation.")
-    bm25_b: float = Field(0.75, ge=0, le=1, description="BM25 length normalisation.")
+    # Lexical index: None leaves k1 and b to the fusion in force (1.5 / 0.75, or what trilha
+    # tune fitted to the workspace's corpus for the query's language); set, they win over it
+    bm25_k1: K1 | None = Field(
+        None,
+        description="BM25 term-frequency saturation (k1); unset: 1.5, or the value `trilha "
+        "tune` fitted to the workspace.",
+    )
+    bm25_b: LengthNorm | None = Field(
+        None,
+        description="BM25 length normalisation (b); unset: 0.75, or the value `trilha tune` "
+        "fitted to the workspace.",
+    )
 
     # Merge (seed 001 stage 5): None leaves the value to the fusion in force (Fusion's default,
     # the shipped profiles/fusion.yaml, the workspace's tuned fusion.yaml); set, it wins over them
@@ -310,7 +333,7 @@ class TrilhaSettings(BaseSettings):
         default_factory=dict,
         description="Fusion values per query language, e.g. TRILHA_FUSION_BY_LANG="
         '\'{"pt": {"weight_bm25": 0.7}}\' (keys as in a fusion table: merge, weight_bm25, '
-        "weight_semantic, weight_kg, rrf_k, depth_bm25, depth_semantic).",
+        "weight_semantic, weight_kg, rrf_k, depth_bm25, depth_semantic, bm25_k1, bm25_b).",
     )
     top_k: int = Field(10, gt=0, description="Results returned by default.")
     candidate_cap: int = Field(100, gt=0, description="Per-side fetch cap.")  # seed 001: 100

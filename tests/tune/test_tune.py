@@ -104,6 +104,48 @@ def test_replayed_fusion_equals_the_searchers(
     assert replayed == pytest.approx(searched, abs=1e-9)
 
 
+def test_a_tuned_k1_and_b_are_what_searches_score_with(
+    folder: Path, tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """BM25's k1 and b written to the workspace's fusion.yaml (as trilha tune writes them)
+    change the scores a search returns, exactly as the replay scores them; a TRILHA_BM25_*
+    setting wins over them."""
+    ds = load_beir(folder, "test")
+    settings = TrilhaSettings(graph_backend="none")
+    ws_dir = tmp_path / "ws"
+    with Workspace.open(ws_dir, settings, embedder=embedder, create=True) as ws:
+        ws.ingest(ds.documents(), lang="en")
+        seed = {q.query_id: ws.search(q.text, sides=("bm25",)).hits for q in ds.queries}
+    (ws_dir / TUNED_FILE).write_text("en: {bm25_k1: 0.6, bm25_b: 0.3}\n")
+    with Workspace.open(ws_dir, settings, embedder=embedder) as ws:
+        lexical = ws.searcher.lexical
+        changed = 0
+        for q in ds.queries:
+            hits = ws.search(q.text, sides=("bm25",)).hits
+            expected = lexical.score_all(q.text, k1=0.6, b=0.3)
+            assert bool(hits) == (expected is not None and bool(expected.any()))
+            for hit in hits:
+                row = lexical.row_of.get(hit.unit.unit_id)
+                assert expected is not None and row is not None
+                assert hit.scores.bm25 == pytest.approx(expected[row], rel=1e-9)
+            changed += [h.scores.bm25 for h in hits] != [h.scores.bm25 for h in seed[q.query_id]]
+        assert changed >= len(ds.queries) // 2
+        system = workspace_system(ws, SPECS["hybrid_weighted"], 100)
+        run = {q.query_id: rank_scores(system(q.text)) for q in ds.queries}
+        fusion = Fusion(bm25_k1=0.6, bm25_b=0.3)
+        found = collect(ws, ds.queries, ds.qrels, k1=0.6, b=0.3)
+        assert mean_ndcg(found, fusion, 100) == pytest.approx(
+            evaluate(ds.qrels, run)["ndcg@10"], abs=1e-9
+        )
+    explicit = TrilhaSettings(graph_backend="none", bm25_k1=1.5, bm25_b=0.75)
+    with Workspace.open(ws_dir, explicit, embedder=embedder) as ws:
+        fusion, origin = ws.fusion.resolve("en")
+        assert (fusion.bm25_k1, origin["bm25_k1"]) == (1.5, "settings")
+        for q in ds.queries:
+            again = ws.search(q.text, sides=("bm25",)).hits
+            assert [h.scores.bm25 for h in again] == [h.scores.bm25 for h in seed[q.query_id]]
+
+
 def test_tune_writes_the_workspace_fusion_and_searches_use_it(
     folder: Path, tmp_path: Path, settings: TrilhaSettings, embedder: SentenceTransformerEmbedder
 ) -> None:
@@ -125,7 +167,9 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
         fusion, origin = ws.fusion.resolve("en")
         assert fusion == Fusion(**report["tuned"])
         tuned_fields = [k for k, v in origin.items() if v.startswith("tuned")]
-        assert bool(tuned_fields) == (merge["kept"] or report["stages"]["depth"]["kept"])
+        kept = [report["stages"][name]["kept"] for name in ("lexical", "merge", "depth")]
+        assert bool(tuned_fields) == any(kept)
+        assert ("bm25_k1" in tuned_fields) == report["stages"]["lexical"]["kept"]
         assert ws.plan("bees and flowers").lang == "en"
 
 

@@ -1,4 +1,4 @@
-"""``trilha tune``: fit the workspace's fusion on a BEIR split's qrels and write it."""
+"""``trilha tune``: fit the workspace's BM25 k1 and b and fusion on a BEIR split's qrels."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ def add_parser(sub: Any) -> None:
     """The ``tune`` command and its options."""
     sp = sub.add_parser(
         "tune",
-        help="fit fusion weights, merge, RRF k and side depths on a BEIR split; write them to "
-        "the workspace",
+        help="fit BM25's k1 and b, fusion weights, merge, RRF k and side depths on a BEIR "
+        "split; write them to the workspace",
     )
     add_workspace_options(sp)
     sp.add_argument("--data", required=True, help="BEIR folder (corpus, queries, qrels/SPLIT.tsv)")

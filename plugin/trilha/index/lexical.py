@@ -330,17 +330,22 @@ class LexicalIndex:
         return tokenize_query(text, self._view(visible).langs)
 
     def score_all(
-        self, text: str, visible: BoolArray | None = None
+        self,
+        text: str,
+        visible: BoolArray | None = None,
+        k1: float | None = None,
+        b: float | None = None,
     ) -> npt.NDArray[np.float64] | None:
         """The BM25 score of every row for ``text``, with the statistics of the ``visible``
-        rows (all rows: None); rows outside ``visible`` (and dead rows) score 0. None when no
-        query term is indexed."""
+        rows (all rows: None) and the search's ``k1`` and ``b`` (None: the index's); rows
+        outside ``visible`` (and dead rows) score 0. None when no query term is indexed."""
         if not self._terms.parts:
             return None
         view = self._view(visible)
         # held tokens only: the query's language is detected where it changes them
         tokens = tokenize_query(text, view.langs, self._terms.holds)
-        return self._terms.scores(tokens, view.rows, view.stats, self.k1, self.b)
+        k1, b = self.k1 if k1 is None else k1, self.b if b is None else b
+        return self._terms.scores(tokens, view.rows, view.stats, k1, b)
 
     @staticmethod
     def top(

@@ -1,14 +1,16 @@
 """How a hybrid search fuses, per query language: the fusion tables and the one resolution order.
 
-Every fusion value (merge, weights, RRF ``k``, side depths, signal) is declared once, in
-:class:`~trilha.settings.Fusion` (re-exported here), with seed 001's defaults. Each layer above
-it is a :class:`FusionLayer` per language (``default`` for every language) that sets only what it
-names; :meth:`FusionTable.resolve` lays them in this order, later winning:
+Every fusion value (merge, weights, RRF ``k``, side depths, signal, BM25's ``k1`` and ``b``) is
+declared once, in :class:`~trilha.settings.Fusion` (re-exported here), with seed 001's
+defaults. Each layer above it is a :class:`FusionLayer` per language (``default`` for every
+language) that sets only what it names; :meth:`FusionTable.resolve` lays them in this order,
+later winning:
 
 1. the shipped ``profiles/fusion.yaml`` (its ``default`` entry, then the query language's);
 2. the workspace's ``fusion.yaml``, written by ``trilha tune`` (same shape);
-3. settings given explicitly (``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K`` for every
-   language, then ``TRILHA_FUSION_BY_LANG`` for one);
+3. settings given explicitly (``TRILHA_MERGE``, ``TRILHA_WEIGHT_*``, ``TRILHA_RRF_K``,
+   ``TRILHA_BM25_K1``, ``TRILHA_BM25_B`` for every language, then ``TRILHA_FUSION_BY_LANG``
+   for one);
 4. the request's own ``merge`` and ``weights``.
 
 It tells, for each value in force, which layer set it (``trilha info`` prints that).
@@ -26,7 +28,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trilha.config.loader import PROFILES_PACKAGE, yaml_problem
 from trilha.errors import BadRequestError, one_line
-from trilha.settings import Depth, Fusion, Merge, RrfK, Share, Signal, TrilhaSettings, Weights
+from trilha.settings import (
+    K1,
+    Depth,
+    Fusion,
+    LengthNorm,
+    Merge,
+    RrfK,
+    Share,
+    Signal,
+    TrilhaSettings,
+    Weights,
+)
 
 __all__ = [
     "ANY_LANG",
@@ -63,6 +76,8 @@ class FusionLayer(BaseModel):
     depth_bm25: Depth | None = None
     depth_semantic: Depth | None = None
     signal: Signal | None = None
+    bm25_k1: K1 | None = None
+    bm25_b: LengthNorm | None = None
 
     def values(self) -> dict[str, Any]:
         """The values this layer sets."""

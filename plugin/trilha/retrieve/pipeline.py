@@ -342,7 +342,9 @@ def side_jobs(
     dense_expr = combine(filters) if sees_all else combine(policy.expr, filters)
     jobs: dict[Side, Job] = {}
     if "bm25" in plan.sides:
-        jobs["bm25"] = lambda: bm25_side(lexical, text, n_bm25, *_masks(policy, lexical, filters))
+        masks = _masks(policy, lexical, filters)
+        k1, b = plan.fusion.bm25_k1, plan.fusion.bm25_b
+        jobs["bm25"] = lambda: bm25_side(lexical, text, n_bm25, *masks, k1=k1, b=b)
     if "semantic" in plan.sides:
         jobs["semantic"] = lambda: dense_side(c.dense, c.embedder, text, n_sem, dense_expr, vector)
     if not jobs:
@@ -369,11 +371,15 @@ def bm25_side(
     n: int,
     mask: BoolArray | None,
     visible: BoolArray | None = None,
+    *,
+    k1: float | None = None,
+    b: float | None = None,
 ) -> SideResult:
     """The top ``n`` rows of ``lexical`` for ``text`` among the rows ``mask`` keeps, scored
-    with the statistics of the rows the caller may see (``visible``; all rows: None)."""
+    with the statistics of the rows the caller may see (``visible``; all rows: None) and the
+    fusion's ``k1`` and ``b`` (None: the index's)."""
     start = time.perf_counter()
-    everything = lexical.score_all(text, visible)
+    everything = lexical.score_all(text, visible, k1, b)
     rows = lexical.top(everything, n, mask)
     scores = {lexical.rows[r].unit_id: s for r, s in rows}
 

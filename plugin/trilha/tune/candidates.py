@@ -54,10 +54,24 @@ def _ranks(rows: Ints, union: Ints) -> Ints:
     return np.array([rank_of.get(int(r), UNRANKED) for r in union], dtype=np.int64)
 
 
+def query_vectors(ws: Workspace, queries: Sequence[BeirQuery]) -> Floats:
+    """Every query's vector, encoded once for all the settings :func:`collect` is run with."""
+    return np.asarray(ws.embedder.encode_queries([q.text for q in queries]), dtype=np.float32)
+
+
 def collect(
-    ws: Workspace, queries: Sequence[BeirQuery], qrels: Qrels, progress: bool = False
+    ws: Workspace,
+    queries: Sequence[BeirQuery],
+    qrels: Qrels,
+    progress: bool = False,
+    *,
+    vectors: Floats | None = None,
+    k1: float | None = None,
+    b: float | None = None,
 ) -> list[Candidates]:
-    """Score every query of ``queries`` on both sides of ``ws`` (its whole corpus)."""
+    """Score every query of ``queries`` on both sides of ``ws`` (its whole corpus), BM25 with
+    ``k1`` and ``b`` (None: the index's), the dense side with the queries' ``vectors`` (None:
+    encoded here)."""
     lexical = ws.searcher.lexical
     if lexical.dead or lexical.segments > 1:  # rows here are positions among the units
         lexical = lexical.compacted()
@@ -65,11 +79,16 @@ def collect(
     stored = ws.vectors([u.unit_id for u in units])
     matrix = np.stack([stored[u.unit_id] for u in units]).astype(np.float32)
     docs = [u.doc_id for u in units]
+    if vectors is None:
+        vectors = query_vectors(ws, queries)
     out = []
-    for q in tqdm(queries, desc="score sides", unit="q", disable=not progress):
-        bm25 = lexical.score_all(q.text)
+    for q, vector in tqdm(
+        zip(queries, vectors, strict=True), total=len(queries), desc="score sides", unit="q",
+        disable=not progress,
+    ):  # fmt: skip
+        bm25 = lexical.score_all(q.text, k1=k1, b=b)
         bm25 = np.zeros(len(units)) if bm25 is None else bm25
-        cos = matrix @ ws.embedder.encode_queries([q.text])[0]
+        cos = matrix @ vector
         b_rows = np.array([r for r, _ in lexical.top(bm25, POOL)], dtype=np.int64)
         s_rows = _top(cos.astype(np.float64), POOL)
         union = np.array(list(dict.fromkeys([*b_rows.tolist(), *s_rows.tolist()])), np.int64)

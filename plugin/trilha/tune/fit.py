@@ -1,13 +1,16 @@
 """Fit the fusion on a training split's qrels, with k-fold cross-validation.
 
-Two stages, each a small grid whose every setting is scored on every query once
+Three stages, each a small grid whose every setting is scored on every query once
 (:func:`~trilha.tune.replay.ndcg_matrix`):
 
-1. at the operating point of ``trilha eval`` (``top_k`` 100): the merge (weighted or RRF), the
-   BM25 : dense share (the graph's share is kept), RRF's ``k``, and whether the weighted merge
-   uses the query-time signal (:func:`~trilha.retrieve.fusion.shaped`);
-2. at a search's default operating point (``top_k`` 10): each side's depth, with stage 1's
-   choice.
+1. at the operating point of ``trilha eval`` (``top_k`` 100), the fusion in force kept: BM25's
+   ``k1`` and ``b`` (:data:`K1S` × :data:`BS`), the candidates scored again for each pair, as a
+   hybrid search with them ranks (the lexical side's scores are what the merge fuses);
+2. at the same point: the merge (weighted or RRF), the BM25 : dense share (the graph's share is
+   kept), RRF's ``k``, and whether the weighted merge uses the query-time signal
+   (:func:`~trilha.retrieve.fusion.shaped`);
+3. at a search's default operating point (``top_k`` 10): each side's depth, with the choices
+   before.
 
 Cross-validation tells what tuning is worth on queries it did not see: in each fold the best
 setting on the other folds is scored on the held-out one, beside the untuned setting. The
@@ -22,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from trilha.retrieve.fusion_table import Fusion
 from trilha.tune.candidates import Candidates
@@ -34,6 +38,9 @@ RRF_SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 RRF_KS = (10, 20, 40, 60, 100)
 #: Each side's depth factor (fetch depth·top_k).
 DEPTHS = (3, 5, 10)
+#: BM25's k1 and b (Robertson's usual ranges; the seed's 1.5 / 0.75 among them).
+K1S = (0.6, 0.9, 1.2, 1.5, 1.8)
+BS = (0.3, 0.4, 0.5, 0.6, 0.75, 0.9)
 
 
 def with_share(base: Fusion, share: float, **fields: object) -> Fusion:
@@ -52,6 +59,12 @@ def merge_grid(base: Fusion) -> list[Fusion]:
     ]
     rrf = [with_share(base, s, merge="rrf", rrf_k=k) for s in RRF_SHARES for k in RRF_KS]
     return weighted + rrf
+
+
+def lexical_grid(base: Fusion) -> list[Fusion]:
+    """Stage 1's settings (``base`` first)."""
+    grid = [base.model_copy(update={"bm25_k1": k1, "bm25_b": b}) for k1 in K1S for b in BS]
+    return [base, *[f for f in grid if f != base]]
 
 
 def depth_grid(base: Fusion) -> list[Fusion]:
@@ -97,18 +110,24 @@ def fit_stage(
     """The best of ``settings`` (``untuned`` is one of them) on ``queries``, cross-validated
     (searches that penalise duplicates by ``doc_penalty``)."""
     grid = [untuned, *[s for s in settings if s != untuned]]
-    scores = ndcg_matrix(queries, grid, top_k, doc_penalty=doc_penalty)
+    return chosen_of(grid, ndcg_matrix(queries, grid, top_k, doc_penalty=doc_penalty), folds)
+
+
+def chosen_of(grid: Sequence[Fusion], scores: npt.NDArray[np.float64], folds: int) -> StageFit:
+    """The best of ``grid`` (its first is the untuned one) by ``scores`` (nDCG@10 of each
+    setting, rows, on each query, columns), cross-validated over ``folds``."""
+    n = scores.shape[1]
     heldout = []
-    if folds >= 2 and len(queries) >= folds:
-        for fold in folds_of(len(queries), folds):
-            held = np.zeros(len(queries), dtype=bool)
+    if folds >= 2 and n >= folds:
+        for fold in folds_of(n, folds):
+            held = np.zeros(n, dtype=bool)
             held[fold] = True
             best = int(np.argmax(scores[:, ~held].mean(axis=1)))  # first best: untuned on ties
             heldout.append((float(scores[0, held].mean()), float(scores[best, held].mean())))
     best = int(np.argmax(scores.mean(axis=1)))
     return StageFit(
         chosen=grid[best],
-        untuned=untuned,
+        untuned=grid[0],
         train_ndcg=float(scores[best].mean()),
         untuned_train_ndcg=float(scores[0].mean()),
         heldout=heldout,

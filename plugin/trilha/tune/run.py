@@ -3,8 +3,9 @@
 >>> run_tune(Path("data/set"), Path(".trilha"), split="train")  # doctest: +SKIP
 
 The corpus is ingested into the workspace (unchanged documents are skipped), each training query
-is scored once on both sides (:mod:`trilha.tune.candidates`), and :mod:`trilha.tune.fit` picks
-the merge, the shares, RRF's ``k`` and the side depths for the queries' language. The result is
+is scored on both sides (:mod:`trilha.tune.candidates`; BM25 again for each ``k1`` and ``b``),
+and :mod:`trilha.tune.fit` picks BM25's ``k1`` and ``b``, the merge, the shares, RRF's ``k`` and
+the side depths for the queries' language. The result is
 written to the workspace's ``fusion.yaml`` (:mod:`trilha.retrieve.fusion_table`), which every
 later search of that workspace in that language uses, and which ``trilha info`` shows.
 """
@@ -17,7 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from trilha.eval.beir import load_beir
+import numpy as np
+from tqdm.auto import tqdm
+
+from trilha.eval.beir import BeirDataset, load_beir
 from trilha.index.language import query_language
 from trilha.retrieve.fusion_table import (
     TUNED_FILE,
@@ -28,14 +32,16 @@ from trilha.retrieve.fusion_table import (
     write_table,
 )
 from trilha.settings import TrilhaSettings, uncached
-from trilha.tune.candidates import collect
-from trilha.tune.fit import StageFit, depth_grid, fit_stage, merge_grid
+from trilha.tune.candidates import Floats, collect, query_vectors
+from trilha.tune.fit import StageFit, chosen_of, depth_grid, fit_stage, lexical_grid, merge_grid
+from trilha.tune.replay import ndcg_matrix
 from trilha.workspace import Workspace
 
 #: ``trilha eval`` scores top-100 lists; searches return 10 by default.
 EVAL_TOP_K = 100
 SEARCH_TOP_K = 10
 #: Fields a stage writes.
+_LEXICAL_FIELDS = ("bm25_k1", "bm25_b")
 _MERGE_FIELDS = ("merge", "weight_bm25", "weight_semantic", "rrf_k", "signal")
 _DEPTH_FIELDS = ("depth_bm25", "depth_semantic")
 
@@ -51,7 +57,8 @@ def run_tune(
     progress: bool = True,
     settings: TrilhaSettings | None = None,
 ) -> dict[str, Any]:
-    """Fit the fusion on ``split``'s qrels; write it to the workspace unless ``write`` is False.
+    """Fit BM25's k1 and b and the fusion on ``split``'s qrels; write them to the workspace
+    unless ``write`` is False.
     ``lang`` is the corpus's language (default: detected per document)."""
     start = time.perf_counter()
     ds = load_beir(Path(data_dir), split)
@@ -61,13 +68,18 @@ def run_tune(
         query_lang = Counter(query_language(q.text, langs) for q in ds.queries)
         key = query_lang.most_common(1)[0][0]
         in_force = ws.fusion.resolve(key)[0]
-        queries = collect(ws, ds.queries, ds.qrels, progress)
         penalty = ws.settings.doc_penalty
-        merge = fit_stage(queries, merge_grid(in_force), in_force, EVAL_TOP_K, folds, penalty)
-        base = merge.chosen if merge.heldout_gain > 0 else in_force
+        vectors = query_vectors(ws, ds.queries)
+        lexical = _fit_lexical(ws, ds, in_force, vectors, folds, penalty, progress)
+        base = lexical.chosen if lexical.heldout_gain > 0 else in_force
+        k1, b = base.bm25_k1, base.bm25_b
+        queries = collect(ws, ds.queries, ds.qrels, progress, vectors=vectors, k1=k1, b=b)
+        merge = fit_stage(queries, merge_grid(base), base, EVAL_TOP_K, folds, penalty)
+        base = merge.chosen if merge.heldout_gain > 0 else base
         depth = fit_stage(queries, depth_grid(base), base, SEARCH_TOP_K, folds, penalty)
         chosen = depth.chosen if depth.heldout_gain > 0 else base
-        written = _write(ws, key, chosen, merge, depth, ds.name, split) if write else None
+        stages = {"lexical": lexical, "merge": merge, "depth": depth}
+        written = _write(ws, key, chosen, stages, ds.name, split) if write else None
     return {
         "dataset": ds.name,
         "split": split,
@@ -75,10 +87,32 @@ def run_tune(
         "lang": key,
         "untuned": in_force.model_dump(),
         "tuned": chosen.model_dump(),
-        "stages": {"merge": _report(merge, EVAL_TOP_K), "depth": _report(depth, SEARCH_TOP_K)},
+        "stages": {
+            "lexical": _report(lexical, EVAL_TOP_K),
+            "merge": _report(merge, EVAL_TOP_K),
+            "depth": _report(depth, SEARCH_TOP_K),
+        },
         "written": str(written) if written else None,
         "seconds": round(time.perf_counter() - start, 2),
     }
+
+
+def _fit_lexical(
+    ws: Workspace,
+    ds: BeirDataset,
+    in_force: Fusion,
+    vectors: Floats,
+    folds: int,
+    penalty: float,
+    progress: bool,
+) -> StageFit:
+    """Stage 1: BM25's k1 and b, each pair's candidates scored again and fused as in force."""
+    grid = lexical_grid(in_force)
+    rows = []
+    for f in tqdm(grid, desc="bm25 k1, b", unit="pair", disable=not progress):
+        found = collect(ws, ds.queries, ds.qrels, vectors=vectors, k1=f.bm25_k1, b=f.bm25_b)
+        rows.append(ndcg_matrix(found, [f], EVAL_TOP_K, doc_penalty=penalty)[0])
+    return chosen_of(grid, np.array(rows, dtype=np.float64), folds)
 
 
 def _report(fit: StageFit, top_k: int) -> dict[str, Any]:
@@ -98,24 +132,23 @@ def _write(
     ws: Workspace,
     lang: str,
     chosen: Fusion,
-    merge: StageFit,
-    depth: StageFit,
+    stages: dict[str, StageFit],
     dataset: str,
     split: str,
 ) -> Path:
-    """Set ``lang``'s entry of the workspace's fusion table; reload the workspace's fusion."""
+    """Set ``lang``'s entry of the workspace's fusion table with what each stage that gained on
+    held-out folds chose; reload the workspace's fusion."""
     path = ws.path / TUNED_FILE
     table = read_table(path) if path.exists() else {}
-    fields = [
-        *(_MERGE_FIELDS if merge.heldout_gain > 0 else ()),
-        *(_DEPTH_FIELDS if depth.heldout_gain > 0 else ()),
-    ]
+    written = {"lexical": _LEXICAL_FIELDS, "merge": _MERGE_FIELDS, "depth": _DEPTH_FIELDS}
+    fields = [f for name, fit in stages.items() if fit.heldout_gain > 0 for f in written[name]]
     values = {f: getattr(chosen, f) for f in fields}
     table[lang] = FusionLayer(**{**table.get(lang, FusionLayer()).values(), **values})
     header = (
         f"Written by trilha tune on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC from {dataset} "
-        f"({split}).\n{lang}: held-out nDCG@10 gain {merge.heldout_gain:+.4f} (merge, top-100), "
-        f"{depth.heldout_gain:+.4f} (depths, top-10)."
+        f"({split}).\n{lang}: held-out nDCG@10 gain {stages['lexical'].heldout_gain:+.4f} "
+        f"(BM25 k1 and b, top-100), {stages['merge'].heldout_gain:+.4f} (merge, top-100), "
+        f"{stages['depth'].heldout_gain:+.4f} (depths, top-10)."
     )
     write_table(path, table, header)
     ws.fusion = FusionTable.of(ws.settings, ws.path)

@@ -35,7 +35,7 @@ from trilha.index.lexical import LexicalIndex
 from trilha.index.lexical_store import catch_up, open_index
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
-from trilha.settings import AUTO_MODEL, TrilhaSettings
+from trilha.settings import AUTO_MODEL, Fusion, TrilhaSettings
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
 from trilha.workspace.shared import Follower, needs_upgrade, server_collection
@@ -330,7 +330,8 @@ def load_lexical(
     ``folder`` caught up, else built from the stored tokens; merged when it grew enough
     (``merge``), and then, with ``save``, saved there."""
     if current is None:
-        return open_index(store, folder, settings.bm25_k1, settings.bm25_b, save=save)
+        seed = Fusion.of_settings(settings)  # a search passes its own fusion's k1 and b
+        return open_index(store, folder, seed.bm25_k1, seed.bm25_b, save=save)
     return catch_up(current, store, folder, save=save, merge=merge)
 
 
