@@ -20,7 +20,7 @@ import numpy as np
 
 from trilha.eval.beir import load_beir
 from trilha.settings import Fusion, TrilhaSettings
-from trilha.tune.candidates import collect, query_vectors
+from trilha.tune.candidates import Sides
 from trilha.tune.fit import lexical_grid
 from trilha.tune.replay import mean_ndcg
 from trilha.workspace import Workspace
@@ -35,9 +35,9 @@ def grid_of(folder: Path, workspace: Path) -> dict[str, dict[str, float]]:
     with Workspace.open(workspace, settings) as ws:
         for split in ("train", "test"):
             ds = load_beir(folder, split)
-            vectors = query_vectors(ws, ds.queries)
+            sides = Sides(ws, ds.queries, ds.qrels)
             for f in lexical_grid(SEED):
-                found = collect(ws, ds.queries, ds.qrels, vectors=vectors, k1=f.bm25_k1, b=f.bm25_b)
+                found = sides.candidates(f.bm25_k1, f.bm25_b)
                 key = f"{f.bm25_k1}/{f.bm25_b}"
                 out.setdefault(key, {})[split] = round(mean_ndcg(found, f, 100), 4)
     return out

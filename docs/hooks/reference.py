@@ -230,7 +230,8 @@ def config_files() -> list[tuple[str, str, type[BaseModel], str]]:
             "The fusion per query language: a `default` entry for every language and an entry "
             "per language code, each setting any of these keys. A workspace's own is "
             "`<workspace>/fusion.yaml`, written by `trilha tune`; `TRILHA_MERGE`, "
-            "`TRILHA_WEIGHT_*`, `TRILHA_RRF_K` and `TRILHA_FUSION_BY_LANG` win over both.",
+            "`TRILHA_WEIGHT_*`, `TRILHA_RRF_K`, `TRILHA_BM25_K1`, `TRILHA_BM25_B` and "
+            "`TRILHA_FUSION_BY_LANG` win over both.",
             Fusion,
             "<language>.",
         ),

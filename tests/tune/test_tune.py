@@ -17,7 +17,7 @@ from trilha.eval.metrics import evaluate, ndcg_per_query
 from trilha.eval.runner import rank_scores
 from trilha.eval.systems import SPECS, workspace_system
 from trilha.retrieve.fusion import Weights, peakedness, shaped
-from trilha.retrieve.fusion_table import TUNED_FILE, Fusion, FusionTable
+from trilha.retrieve.fusion_table import TUNED_FILE, Fusion, FusionTable, read_table
 from trilha.retrieve.plan import fusion_for
 from trilha.settings import TrilhaSettings
 from trilha.tune.candidates import collect
@@ -171,6 +171,25 @@ def test_tune_writes_the_workspace_fusion_and_searches_use_it(
         assert bool(tuned_fields) == any(kept)
         assert ("bm25_k1" in tuned_fields) == report["stages"]["lexical"]["kept"]
         assert ws.plan("bees and flowers").lang == "en"
+
+
+def test_tune_leaves_k1_and_b_given_as_settings_alone(
+    folder: Path, tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """TRILHA_BM25_K1 / _B win over the workspace's file, so tune fits nothing there (what it
+    wrote would never apply, and the stages after it would be fitted on other scores)."""
+    pinned = TrilhaSettings(graph_backend="none", bm25_k1=1.2, bm25_b=0.5)
+    ws_dir = tmp_path / "ws"
+    with Workspace.open(ws_dir, pinned, embedder=embedder, create=True):
+        pass
+    report = run_tune(folder, ws_dir, lang="en", folds=2, progress=False, settings=pinned)
+    lexical = report["stages"]["lexical"]
+    assert not lexical["kept"] and lexical["heldout_gain"] == 0
+    assert (report["tuned"]["bm25_k1"], report["tuned"]["bm25_b"]) == (1.2, 0.5)
+    written = ws_dir / TUNED_FILE
+    if written.exists():
+        entry = read_table(written)["en"]
+        assert entry.bm25_k1 is None and entry.bm25_b is None
 
 
 def test_layers_settings_and_requests(tmp_path: Path) -> None:

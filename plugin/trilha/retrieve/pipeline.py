@@ -342,9 +342,10 @@ def side_jobs(
     dense_expr = combine(filters) if sees_all else combine(policy.expr, filters)
     jobs: dict[Side, Job] = {}
     if "bm25" in plan.sides:
-        masks = _masks(policy, lexical, filters)
         k1, b = plan.fusion.bm25_k1, plan.fusion.bm25_b
-        jobs["bm25"] = lambda: bm25_side(lexical, text, n_bm25, *masks, k1=k1, b=b)
+        jobs["bm25"] = lambda: bm25_side(
+            lexical, text, n_bm25, *_masks(policy, lexical, filters), k1=k1, b=b
+        )
     if "semantic" in plan.sides:
         jobs["semantic"] = lambda: dense_side(c.dense, c.embedder, text, n_sem, dense_expr, vector)
     if not jobs:

@@ -54,9 +54,55 @@ def _ranks(rows: Ints, union: Ints) -> Ints:
     return np.array([rank_of.get(int(r), UNRANKED) for r in union], dtype=np.int64)
 
 
-def query_vectors(ws: Workspace, queries: Sequence[BeirQuery]) -> Floats:
-    """Every query's vector, encoded once for all the settings :func:`collect` is run with."""
-    return np.asarray(ws.embedder.encode_queries([q.text for q in queries]), dtype=np.float32)
+class Sides:
+    """Both sides of a workspace (its whole corpus) for a list of queries, made once: the dense
+    side's top :data:`POOL` per query is found here, and :meth:`candidates` scores BM25 with a
+    given ``k1`` and ``b`` around it (``trilha tune`` tries many pairs; the dense side is the
+    same for all)."""
+
+    def __init__(
+        self, ws: Workspace, queries: Sequence[BeirQuery], qrels: Qrels, progress: bool = False
+    ) -> None:
+        lexical = ws.searcher.lexical
+        if lexical.dead or lexical.segments > 1:  # rows here are positions among the units
+            lexical = lexical.compacted()
+        self.lexical, self.queries, self.qrels, self.progress = lexical, queries, qrels, progress
+        self.units = lexical.units
+        self.docs = [u.doc_id for u in self.units]
+        stored = ws.vectors([u.unit_id for u in self.units])
+        self.matrix = np.stack([stored[u.unit_id] for u in self.units]).astype(np.float32)
+        self.vectors = np.asarray(
+            ws.embedder.encode_queries([q.text for q in queries]), dtype=np.float32
+        )
+        self.dense_rows = [_top((self.matrix @ v).astype(np.float64), POOL) for v in self.vectors]
+
+    def candidates(self, k1: float | None = None, b: float | None = None) -> list[Candidates]:
+        """Every query's :class:`Candidates`, BM25 scored with ``k1`` and ``b`` (None: the
+        index's)."""
+        out = []
+        n = len(self.units)
+        rows = tqdm(
+            zip(self.queries, self.vectors, self.dense_rows, strict=True), total=len(self.queries),
+            desc="score sides", unit="q", disable=not self.progress,
+        )  # fmt: skip
+        for q, vector, s_rows in rows:
+            bm25 = self.lexical.score_all(q.text, k1=k1, b=b)
+            bm25 = np.zeros(n) if bm25 is None else bm25
+            b_rows = np.array([r for r, _ in self.lexical.top(bm25, POOL)], dtype=np.int64)
+            union = np.array(list(dict.fromkeys([*b_rows.tolist(), *s_rows.tolist()])), np.int64)
+            out.append(
+                Candidates(
+                    query_id=q.query_id,
+                    docs=tuple(self.docs[r] for r in union),
+                    units=tuple(self.units[r].unit_id for r in union),
+                    bm25=bm25[union].astype(np.float64),
+                    bm25_rank=_ranks(b_rows, union),
+                    semantic=(self.matrix[union] @ vector).astype(np.float64),
+                    semantic_rank=_ranks(s_rows, union),
+                    relevant=dict(self.qrels.get(q.query_id, {})),
+                )
+            )
+        return out
 
 
 def collect(
@@ -65,43 +111,9 @@ def collect(
     qrels: Qrels,
     progress: bool = False,
     *,
-    vectors: Floats | None = None,
     k1: float | None = None,
     b: float | None = None,
 ) -> list[Candidates]:
     """Score every query of ``queries`` on both sides of ``ws`` (its whole corpus), BM25 with
-    ``k1`` and ``b`` (None: the index's), the dense side with the queries' ``vectors`` (None:
-    encoded here)."""
-    lexical = ws.searcher.lexical
-    if lexical.dead or lexical.segments > 1:  # rows here are positions among the units
-        lexical = lexical.compacted()
-    units = lexical.units
-    stored = ws.vectors([u.unit_id for u in units])
-    matrix = np.stack([stored[u.unit_id] for u in units]).astype(np.float32)
-    docs = [u.doc_id for u in units]
-    if vectors is None:
-        vectors = query_vectors(ws, queries)
-    out = []
-    for q, vector in tqdm(
-        zip(queries, vectors, strict=True), total=len(queries), desc="score sides", unit="q",
-        disable=not progress,
-    ):  # fmt: skip
-        bm25 = lexical.score_all(q.text, k1=k1, b=b)
-        bm25 = np.zeros(len(units)) if bm25 is None else bm25
-        cos = matrix @ vector
-        b_rows = np.array([r for r, _ in lexical.top(bm25, POOL)], dtype=np.int64)
-        s_rows = _top(cos.astype(np.float64), POOL)
-        union = np.array(list(dict.fromkeys([*b_rows.tolist(), *s_rows.tolist()])), np.int64)
-        out.append(
-            Candidates(
-                query_id=q.query_id,
-                docs=tuple(docs[r] for r in union),
-                units=tuple(units[r].unit_id for r in union),
-                bm25=bm25[union].astype(np.float64),
-                bm25_rank=_ranks(b_rows, union),
-                semantic=cos[union].astype(np.float64),
-                semantic_rank=_ranks(s_rows, union),
-                relevant=dict(qrels.get(q.query_id, {})),
-            )
-        )
-    return out
+    ``k1`` and ``b`` (None: the index's)."""
+    return Sides(ws, queries, qrels, progress).candidates(k1, b)

@@ -98,6 +98,12 @@ class StageFit:
         """Mean held-out gain of tuning over the untuned setting."""
         return float(np.mean([t - u for u, t in self.heldout])) if self.heldout else 0.0
 
+    @property
+    def kept(self) -> bool:
+        """Whether the choice is written: it differs from the untuned setting and gained on
+        the held-out folds."""
+        return self.chosen != self.untuned and self.heldout_gain > 0
+
 
 def fit_stage(
     queries: Sequence[Candidates],

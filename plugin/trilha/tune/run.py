@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from trilha.eval.beir import BeirDataset, load_beir
+from trilha.eval.beir import load_beir
 from trilha.index.language import query_language
 from trilha.retrieve.fusion_table import (
     TUNED_FILE,
@@ -32,7 +32,7 @@ from trilha.retrieve.fusion_table import (
     write_table,
 )
 from trilha.settings import TrilhaSettings, uncached
-from trilha.tune.candidates import Floats, collect, query_vectors
+from trilha.tune.candidates import Sides
 from trilha.tune.fit import StageFit, chosen_of, depth_grid, fit_stage, lexical_grid, merge_grid
 from trilha.tune.replay import ndcg_matrix
 from trilha.workspace import Workspace
@@ -67,17 +67,19 @@ def run_tune(
         langs = ws.searcher.lexical.unit_langs  # an operator's corpus: every unit counts
         query_lang = Counter(query_language(q.text, langs) for q in ds.queries)
         key = query_lang.most_common(1)[0][0]
-        in_force = ws.fusion.resolve(key)[0]
+        in_force, origin = ws.fusion.resolve(key)
         penalty = ws.settings.doc_penalty
-        vectors = query_vectors(ws, ds.queries)
-        lexical = _fit_lexical(ws, ds, in_force, vectors, folds, penalty, progress)
-        base = lexical.chosen if lexical.heldout_gain > 0 else in_force
-        k1, b = base.bm25_k1, base.bm25_b
-        queries = collect(ws, ds.queries, ds.qrels, progress, vectors=vectors, k1=k1, b=b)
+        sides = Sides(ws, ds.queries, ds.qrels, progress)
+        # k1 and b given as settings win over the workspace's file: nothing to fit then
+        pinned = any(origin[f] == "settings" for f in _LEXICAL_FIELDS)
+        grid = [in_force] if pinned else lexical_grid(in_force)
+        lexical = _fit_lexical(sides, grid, folds, penalty, progress)
+        base = lexical.chosen if lexical.kept else in_force
+        queries = sides.candidates(base.bm25_k1, base.bm25_b)
         merge = fit_stage(queries, merge_grid(base), base, EVAL_TOP_K, folds, penalty)
-        base = merge.chosen if merge.heldout_gain > 0 else base
+        base = merge.chosen if merge.kept else base
         depth = fit_stage(queries, depth_grid(base), base, SEARCH_TOP_K, folds, penalty)
-        chosen = depth.chosen if depth.heldout_gain > 0 else base
+        chosen = depth.chosen if depth.kept else base
         stages = {"lexical": lexical, "merge": merge, "depth": depth}
         written = _write(ws, key, chosen, stages, ds.name, split) if write else None
     return {
@@ -98,19 +100,13 @@ def run_tune(
 
 
 def _fit_lexical(
-    ws: Workspace,
-    ds: BeirDataset,
-    in_force: Fusion,
-    vectors: Floats,
-    folds: int,
-    penalty: float,
-    progress: bool,
+    sides: Sides, grid: list[Fusion], folds: int, penalty: float, progress: bool
 ) -> StageFit:
-    """Stage 1: BM25's k1 and b, each pair's candidates scored again and fused as in force."""
-    grid = lexical_grid(in_force)
+    """Stage 1: BM25's k1 and b (``grid``, the fusion in force first), each pair's candidates
+    scored again and fused as in force."""
     rows = []
-    for f in tqdm(grid, desc="bm25 k1, b", unit="pair", disable=not progress):
-        found = collect(ws, ds.queries, ds.qrels, vectors=vectors, k1=f.bm25_k1, b=f.bm25_b)
+    for f in tqdm(grid, desc="bm25 k1, b", unit="pair", disable=not progress or len(grid) < 2):
+        found = sides.candidates(f.bm25_k1, f.bm25_b)
         rows.append(ndcg_matrix(found, [f], EVAL_TOP_K, doc_penalty=penalty)[0])
     return chosen_of(grid, np.array(rows, dtype=np.float64), folds)
 
@@ -124,7 +120,7 @@ def _report(fit: StageFit, top_k: int) -> dict[str, Any]:
         },
         "heldout_ndcg@10": [{"untuned": round(u, 4), "tuned": round(t, 4)} for u, t in fit.heldout],
         "heldout_gain": round(fit.heldout_gain, 4),
-        "kept": fit.heldout_gain > 0,
+        "kept": fit.kept,
     }
 
 
@@ -141,7 +137,7 @@ def _write(
     path = ws.path / TUNED_FILE
     table = read_table(path) if path.exists() else {}
     written = {"lexical": _LEXICAL_FIELDS, "merge": _MERGE_FIELDS, "depth": _DEPTH_FIELDS}
-    fields = [f for name, fit in stages.items() if fit.heldout_gain > 0 for f in written[name]]
+    fields = [f for name, fit in stages.items() if fit.kept for f in written[name]]
     values = {f: getattr(chosen, f) for f in fields}
     table[lang] = FusionLayer(**{**table.get(lang, FusionLayer()).values(), **values})
     header = (
