@@ -4,14 +4,16 @@ Usage: ``PYTHONPATH=plugin python evalsets/bm25_params_study.py --set NAME=DIR:L
 FILE``. One unit per document (title + text), trilha's lexical index built once per set; k1
 and b act at query time there, so every setting is scored on the same index. For each set it
 prints and writes the nDCG@10 of every (k1, b) on the train and test splits, the best on each,
-and the unit-length statistics a judgement-free default could be chosen from (none was found:
-results in docs/evaluation.md).
+and two things a judgement-free default could be chosen from: the unit-length statistics, and
+the pair that known-item pseudo-queries drawn from the corpus prefer (neither holds: results in
+docs/evaluation.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -21,6 +23,10 @@ from trilha.index.lexical import LexicalIndex
 from trilha.index.tokenize import tokenize
 from trilha.tune.fit import BS, K1S  # trilha tune's grid
 from trilha.types import TextUnit
+
+#: Known-item pseudo-queries per set, and words in each.
+PSEUDO_QUERIES = 300
+PSEUDO_WORDS = 3
 
 
 def study(folder: Path, lang: str) -> dict[str, object]:
@@ -48,8 +54,42 @@ def study(folder: Path, lang: str) -> dict[str, object]:
                     run[q.query_id] = {units[row].doc_id: score for row, score in top}
                 key = f"{k1}/{b}"
                 grid.setdefault(key, {})[split] = round(evaluate(ds.qrels, run)["ndcg@10"], 4)
+    pseudo = pseudo_mrr(index, units)
     best = {s: max(grid, key=lambda k, s=s: grid[k][s]) for s in splits}
-    return {"docs": len(units), "lengths": length_summary(lengths), "best": best, "grid": grid}
+    best["pseudo"] = max(pseudo, key=lambda k: pseudo[k])
+    return {
+        "docs": len(units),
+        "lengths": length_summary(lengths),
+        "best": best,
+        "grid": grid,
+        "pseudo_mrr@10": pseudo,
+    }
+
+
+def pseudo_mrr(
+    index: LexicalIndex, units: list[TextUnit], n: int = PSEUDO_QUERIES, seed: int = 7
+) -> dict[str, float]:
+    """MRR@10 of known-item pseudo-queries for every (k1, b): :data:`PSEUDO_WORDS` distinct
+    words drawn from a sampled unit's text, the unit their one answer (no judgement needed)."""
+    rng = random.Random(seed)
+    picked = []
+    for row in rng.sample(range(len(units)), min(n, len(units))):
+        words = list(
+            dict.fromkeys(w for w in units[row].text.split() if w.isalpha() and len(w) > 3)
+        )
+        if len(words) >= PSEUDO_WORDS:
+            picked.append((row, " ".join(rng.sample(words, PSEUDO_WORDS))))
+    out = {}
+    for k1 in K1S:
+        for b in BS:
+            index.k1, index.b = k1, b
+            reciprocal = []
+            for row, text in picked:
+                scores = index.score_all(text)
+                rank = 1 + int((scores > scores[row]).sum()) if scores is not None else 11
+                reciprocal.append(1.0 / rank if rank <= 10 else 0.0)
+            out[f"{k1}/{b}"] = round(sum(reciprocal) / max(len(reciprocal), 1), 4)
+    return out
 
 
 def length_summary(lengths: list[int]) -> dict[str, float]:
