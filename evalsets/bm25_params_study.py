@@ -21,9 +21,12 @@ from trilha.eval.beir import load_beir
 from trilha.eval.metrics import evaluate
 from trilha.index.lexical import LexicalIndex
 from trilha.index.tokenize import tokenize
+from trilha.settings import Fusion
 from trilha.tune.fit import BS, K1S  # trilha tune's grid
 from trilha.types import TextUnit
 
+#: The grid key of the seed's k1 and b (1.5 / 0.75).
+SEED = f"{Fusion().bm25_k1}/{Fusion().bm25_b}"
 #: Known-item pseudo-queries per set, and words in each.
 PSEUDO_QUERIES = 300
 PSEUDO_WORDS = 3
@@ -118,8 +121,8 @@ def main() -> int:
         folder, lang = rest.rsplit(":", 1)
         results[name] = study(Path(folder), lang)
         r = results[name]
-        default = r["grid"]["1.5/0.75"]  # type: ignore[index]
-        print(f"{name}: {r['lengths']} best {r['best']} at 1.5/0.75 {default}", flush=True)
+        default = r["grid"][SEED]  # type: ignore[index]
+        print(f"{name}: {r['lengths']} best {r['best']} at {SEED} {default}", flush=True)
     if args.out:
         args.out.write_text(json.dumps(results, indent=1))
     return 0

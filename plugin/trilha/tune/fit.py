@@ -51,7 +51,7 @@ def with_share(base: Fusion, share: float, **fields: object) -> Fusion:
 
 
 def merge_grid(base: Fusion) -> list[Fusion]:
-    """Stage 1's settings."""
+    """Stage 2's settings."""
     weighted = [
         with_share(base, s, merge="weighted", signal=signal)
         for s in WEIGHTED_SHARES
@@ -62,13 +62,12 @@ def merge_grid(base: Fusion) -> list[Fusion]:
 
 
 def lexical_grid(base: Fusion) -> list[Fusion]:
-    """Stage 1's settings (``base`` first)."""
-    grid = [base.model_copy(update={"bm25_k1": k1, "bm25_b": b}) for k1 in K1S for b in BS]
-    return [base, *[f for f in grid if f != base]]
+    """Stage 1's settings."""
+    return [base.model_copy(update={"bm25_k1": k1, "bm25_b": b}) for k1 in K1S for b in BS]
 
 
 def depth_grid(base: Fusion) -> list[Fusion]:
-    """Stage 2's settings."""
+    """Stage 3's settings."""
     return [
         base.model_copy(update={"depth_bm25": b, "depth_semantic": s})
         for b in DEPTHS
@@ -115,8 +114,13 @@ def fit_stage(
 ) -> StageFit:
     """The best of ``settings`` (``untuned`` is one of them) on ``queries``, cross-validated
     (searches that penalise duplicates by ``doc_penalty``)."""
-    grid = [untuned, *[s for s in settings if s != untuned]]
+    grid = untuned_first(untuned, settings)
     return chosen_of(grid, ndcg_matrix(queries, grid, top_k, doc_penalty=doc_penalty), folds)
+
+
+def untuned_first(untuned: Fusion, settings: Sequence[Fusion]) -> list[Fusion]:
+    """``settings`` with ``untuned`` first and once: :func:`chosen_of` keeps it on ties."""
+    return [untuned, *[s for s in settings if s != untuned]]
 
 
 def chosen_of(grid: Sequence[Fusion], scores: npt.NDArray[np.float64], folds: int) -> StageFit:

@@ -5,9 +5,9 @@
 The corpus is ingested into the workspace (unchanged documents are skipped), each training query
 is scored on both sides (:mod:`trilha.tune.candidates`; BM25 again for each ``k1`` and ``b``),
 and :mod:`trilha.tune.fit` picks BM25's ``k1`` and ``b``, the merge, the shares, RRF's ``k`` and
-the side depths for the queries' language. The result is
-written to the workspace's ``fusion.yaml`` (:mod:`trilha.retrieve.fusion_table`), which every
-later search of that workspace in that language uses, and which ``trilha info`` shows.
+the side depths for the queries' language. The result is written to the workspace's
+``fusion.yaml`` (:mod:`trilha.retrieve.fusion_table`), which every later search of that
+workspace in that language uses, and which ``trilha info`` shows.
 """
 
 from __future__ import annotations
@@ -33,7 +33,15 @@ from trilha.retrieve.fusion_table import (
 )
 from trilha.settings import TrilhaSettings, uncached
 from trilha.tune.candidates import Sides
-from trilha.tune.fit import StageFit, chosen_of, depth_grid, fit_stage, lexical_grid, merge_grid
+from trilha.tune.fit import (
+    StageFit,
+    chosen_of,
+    depth_grid,
+    fit_stage,
+    lexical_grid,
+    merge_grid,
+    untuned_first,
+)
 from trilha.tune.replay import ndcg_matrix
 from trilha.workspace import Workspace
 
@@ -72,7 +80,7 @@ def run_tune(
         sides = Sides(ws, ds.queries, ds.qrels, progress)
         # k1 and b given as settings win over the workspace's file: nothing to fit then
         pinned = any(origin[f] == "settings" for f in _LEXICAL_FIELDS)
-        grid = [in_force] if pinned else lexical_grid(in_force)
+        grid = untuned_first(in_force, [] if pinned else lexical_grid(in_force))
         lexical = _fit_lexical(sides, grid, folds, penalty, progress)
         base = lexical.chosen if lexical.kept else in_force
         queries = sides.candidates(base.bm25_k1, base.bm25_b)
