@@ -36,6 +36,7 @@ from trilha.encode.sentence_transformers import SentenceTransformerEmbedder, res
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.ingest.loaders import SourceDocument, load_path
 from trilha.settings import PACKAGED_MODEL, TrilhaSettings
+from trilha.testing.postgres import PostgresTestServer, postgres_binaries
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
 
@@ -303,6 +304,23 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc.wait(timeout=10)
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresTestServer]:
+    """A real PostgreSQL server (Debian's binaries) for the session; skipped, saying why, where
+    none can run."""
+    pytest.importorskip("psycopg", reason="needs trilha[postgres]")
+    if postgres_binaries()[0] is None:
+        pytest.skip(postgres_binaries()[1])
+    with PostgresTestServer() as server:
+        yield server
+
+
+@pytest.fixture()
+def store_url(postgres: PostgresTestServer) -> str:
+    """A new, empty database on the session's PostgreSQL server."""
+    return postgres.new_database()
+
+
 #: The files that take longest (tens of seconds each on a quiet 2-core machine), longest first.
 #: pytest-xdist hands whole files to its workers (``--dist loadfile``), by default those with
 #: the most tests first: these, most of them few long tests, came last and left one worker
@@ -316,6 +334,7 @@ LONG_FILES = (
     "tests/cli/test_cli.py",
     "tests/eval/test_eval_runner.py",
     "tests/server/test_workers.py",
+    "tests/server/test_servers_only.py",
     "tests/rerank/test_cross_encoder.py",
     "tests/test_notebooks.py",
     "tests/retrieve/test_dual_and_features.py",

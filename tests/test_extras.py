@@ -119,9 +119,10 @@ def test_library_calls_raise_the_same_line(tmp_path: Path, monkeypatch: pytest.M
     from trilha.graph.export.drawing import draw_png
     from trilha.graph.read.results import SubgraphResult
     from trilha.index.dense import open_dense_index
+    from trilha.index.docstore import DocStore
     from trilha.retrieve.cache import ResultCache
 
-    _absent(monkeypatch, "redis", "matplotlib", "qdrant_client", "pytrec_eval")
+    _absent(monkeypatch, "redis", "matplotlib", "qdrant_client", "pytrec_eval", "psycopg")
     cases = [
         (lambda: ResultCache.of(60.0, 10, "redis://localhost:1"), "redis",
          "the shared result cache (TRILHA_REDIS_URL)"),
@@ -131,6 +132,8 @@ def test_library_calls_raise_the_same_line(tmp_path: Path, monkeypatch: pytest.M
                                   collection="c", dimension=4), "qdrant",
          "TRILHA_QDRANT_MODE=local"),
         (lambda: __import__("trilha.eval.metrics"), "eval", "nDCG scoring (pytrec-eval)"),
+        (lambda: DocStore("postgresql://trilha@127.0.0.1:1/corpus"), "postgres",
+         "the store on PostgreSQL (TRILHA_STORE_URL)"),
     ]  # fmt: skip
     for call, extra, what in cases:
         with pytest.raises(MissingDependencyError) as caught:

@@ -79,12 +79,18 @@ def test_a_reader_follows_the_writer_without_the_lock(
 ) -> None:
     with Workspace.open(writer.path, shared, embedder=embedder, read_only=True) as reader:
         assert reader.read_only
-        assert _docs(reader, "security incident") == _docs(writer, "security incident")
-        assert "zr" not in _docs(reader, "zirconium corrosion")
-        writer.ingest([NEW])
-        assert _docs(reader, "zirconium corrosion")[0] == "zr"
-        writer.delete("zr")
-        assert "zr" not in _docs(reader, "zirconium corrosion")
+        assert_follows(writer, reader)
+
+
+def assert_follows(writer: Workspace, reader: Workspace) -> None:
+    """``reader`` ranks as ``writer`` does, finds the document it adds and loses it again when
+    it is deleted."""
+    assert _docs(reader, "security incident") == _docs(writer, "security incident")
+    assert "zr" not in _docs(reader, "zirconium corrosion")
+    writer.ingest([NEW])
+    assert _docs(reader, "zirconium corrosion")[0] == "zr"
+    writer.delete("zr")
+    assert "zr" not in _docs(reader, "zirconium corrosion")
 
 
 def test_a_reader_refuses_every_write_in_one_line(

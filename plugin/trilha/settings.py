@@ -139,6 +139,15 @@ class TrilhaSettings(BaseSettings):
         "processes share one corpus while one writer ingests (trilha.workspace.shared). Needs "
         "the dense index on a Qdrant server (TRILHA_QDRANT_URL) and the graph on a server or off.",
     )
+    store_url: str | None = Field(
+        None,
+        description="PostgreSQL URL (postgresql://user@host:port/db, needs trilha[postgres]): "
+        "the unit store, the conversation memory, the job log and the workspace's records live "
+        "in that database instead of the workspace folder, and the one writer is the process "
+        "holding its lock, so processes on different machines share a corpus through servers "
+        "only (one workspace per database).",
+        pattern=r"^postgres(ql)?://",
+    )
 
     # Remote backends speaking text-embeddings-inference's protocol (trilha.remote)
     embedding_url: str | None = Field(
@@ -386,7 +395,7 @@ class TrilhaSettings(BaseSettings):
     memory_in_graph: bool = Field(
         False,
         description="Also write conversation turns to the graph as private :Memory nodes "
-        "(they are always kept in <workspace>/memory.sqlite).",
+        "(they are always kept in <workspace>/memory.sqlite, or the TRILHA_STORE_URL database).",
     )
 
     # LLM (Groq)

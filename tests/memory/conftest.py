@@ -1,4 +1,5 @@
-"""Memory fixtures: a fixed clock and a store in the test's folder."""
+"""Memory fixtures: a fixed clock, and a store in the test's folder or on a PostgreSQL server
+(every test of the store's contract runs on both)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from trilha.memory.store import MemoryStore
+from trilha.memory.store import MEMORY_FILE, MemoryStore
 
 T0 = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
 
@@ -24,9 +25,19 @@ class StepClock:
         return self.now
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def memory_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a new memory database is: ``<tmp>/ws/memory.sqlite``, or a new PostgreSQL
+    database."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("store_url"))
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws" / MEMORY_FILE
+
+
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[MemoryStore]:
-    """An empty store in ``<tmp>/ws/memory.sqlite`` with a :class:`StepClock`."""
-    store = MemoryStore.in_workspace(tmp_path / "ws", clock=StepClock())
+def memory(memory_at: Path | str) -> Iterator[MemoryStore]:
+    """An empty store with a :class:`StepClock`."""
+    store = MemoryStore(memory_at, clock=StepClock())
     yield store
     store.close()

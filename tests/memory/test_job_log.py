@@ -23,9 +23,10 @@ from trilha.memory.store import MEMORY_FILE, MemoryStore
 
 
 @pytest.fixture
-def log(tmp_path: Path) -> JobLog:
-    """The 20 jobs of :data:`PLAN`: even ones asked by ana, odd ones by bia."""
-    jobs = JobLog.in_workspace(tmp_path / "ws")
+def log(memory_at: Path | str) -> JobLog:
+    """The 20 jobs of :data:`PLAN`: even ones asked by ana, odd ones by bia (in SQLite, then on
+    PostgreSQL)."""
+    jobs = JobLog(memory_at)
     for i in range(len(PLAN)):
         jobs.record(job(i, "ana" if i % 2 == 0 else "bia"))
     return jobs

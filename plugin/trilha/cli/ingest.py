@@ -50,10 +50,12 @@ def add_parser(sub: Any) -> None:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Ingest files or folders; exit 2 when any file was refused, or when the disk is full
     (one line naming it and the bytes needed, :mod:`trilha.diskspace`)."""
+    from trilha.index.docstore import STORE_FILE
+
     _check_inputs(args)
     refused = 0
     folder = Path(settings_of(args).workspace).expanduser()
-    if not (folder / "units.sqlite").exists():  # a new workspace's dense index, before it is made
+    if not (folder / STORE_FILE).exists():  # a new workspace's dense index, before it is made
         ensure_room(folder, NEW_WORKSPACE_BYTES)
     with disk_full_errors(folder), open_workspace(args, create=True) as ws:
         for doc_id in args.delete or []:

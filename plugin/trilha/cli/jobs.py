@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trilha.cli.options import add_workspace_options, say, settings_of
@@ -74,13 +75,15 @@ def stats_lines(stats: JobStats, since: datetime | None) -> list[str]:
 def cmd_jobs(args: argparse.Namespace) -> int:
     """Print the job log's statistics; an empty or missing log says so (on stderr with
     ``--json``, which still prints the empty statistics), exit 0."""
+    from trilha.index.sql_store import on_server, shown
     from trilha.memory.jobs import JobLog, job_stats
-    from trilha.memory.store import MEMORY_FILE
+    from trilha.memory.store import memory_at
 
     since = parse_since(args.since)
-    path = settings_of(args).workspace / MEMORY_FILE
+    settings = settings_of(args)
+    path = memory_at(settings.workspace, settings.store_url)
     stats = job_stats([])
-    if path.is_file():
+    if on_server(path) or Path(path).is_file():
         log = JobLog(path)
         try:
             stats = log.stats(since=since)
@@ -90,7 +93,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         print(json.dumps(stats.model_dump(mode="json"), ensure_ascii=False, indent=2))
     if stats.jobs == 0:
         window = f" since {since.isoformat()}" if since else ""
-        say(args, f"no retrieval jobs recorded in {path}{window}")
+        say(args, f"no retrieval jobs recorded in {shown(path)}{window}")
     elif not args.json:
         print("\n".join(stats_lines(stats, since)))
     return 0

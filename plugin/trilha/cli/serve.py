@@ -38,6 +38,7 @@ def add_parser(sub: Any) -> None:
 
 def service_config(args: argparse.Namespace, settings: Any) -> Any:
     """The service file's config, or one workspace served as project ``default``."""
+    from trilha.index.docstore import STORE_FILE
     from trilha.server.config import ServiceConfig, load_service_config
 
     path = args.config or settings.serve_config
@@ -45,7 +46,7 @@ def service_config(args: argparse.Namespace, settings: Any) -> Any:
         if getattr(args, "workspace", None):
             raise BadRequestError("give --config or --workspace, not both")
         return load_service_config(Path(path))
-    if not (settings.workspace / "units.sqlite").exists():
+    if not settings.store_url and not (settings.workspace / STORE_FILE).exists():
         raise BadRequestError(
             f"no trilha workspace at {settings.workspace}; pass -w WORKSPACE or --config FILE"
         )

@@ -10,10 +10,13 @@ is all of its file or none, as a document's write is (``pending`` in
 
 from __future__ import annotations
 
-import sqlite3
-import threading
+from typing import TYPE_CHECKING
 
-_SCHEMA = """
+if TYPE_CHECKING:
+    from trilha.index.sql_store import SQLStore
+
+#: The log's table, made with the unit store's (:class:`~trilha.index.docstore.DocStore`).
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending_records (
     id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, n INTEGER NOT NULL,
     defaults TEXT NOT NULL, records TEXT NOT NULL);
@@ -23,20 +26,20 @@ CREATE TABLE IF NOT EXISTS pending_records (
 class RecordLog:
     """Logged records ingests, on the unit store's connection and lock."""
 
-    def __init__(self, db: sqlite3.Connection, lock: threading.RLock) -> None:
-        self._db = db
-        self._lock = lock
-        with lock:
-            db.executescript(_SCHEMA)
+    def __init__(self, store: SQLStore) -> None:
+        self._db = store._db
+        self._lock = store._lock
+        self._returning = store.on_server  # psycopg has no lastrowid
 
     def log(self, name: str, n: int, defaults: str, jsonl: str) -> int:
         """Log the ``n`` records of the file ``name`` (JSONL) and the access ``defaults`` they
         are written with (JSON): the commit point of a records ingest. Returns the entry's id."""
+        insert = "INSERT INTO pending_records(name, n, defaults, records) VALUES (?, ?, ?, ?)"
         with self._lock:
-            cursor = self._db.execute(
-                "INSERT INTO pending_records(name, n, defaults, records) VALUES (?, ?, ?, ?)",
-                (name, n, defaults, jsonl),
-            )
+            if self._returning:
+                row = self._db.execute(insert + " RETURNING id", (name, n, defaults, jsonl))
+                return int(row.fetchone()[0])
+            cursor = self._db.execute(insert, (name, n, defaults, jsonl))
             return int(cursor.lastrowid or 0)
 
     def pending(self) -> list[tuple[int, str, int]]:

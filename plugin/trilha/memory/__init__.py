@@ -9,7 +9,7 @@ be mirrored into the graph (:class:`GraphMemoryMirror`, :class:`JobGraphWriter`)
 from trilha.memory.context import RecentContext
 from trilha.memory.graph import GraphMemoryMirror, JobGraphWriter
 from trilha.memory.jobs import JobLog, JobStats, RecurringPattern, RetrievalJob
-from trilha.memory.store import MEMORY_FILE, MemoryStore
+from trilha.memory.store import MEMORY_FILE, MemoryStore, memory_at
 from trilha.memory.turns import Turn
 
 __all__ = [
@@ -23,4 +23,5 @@ __all__ = [
     "RecurringPattern",
     "RetrievalJob",
     "Turn",
+    "memory_at",
 ]

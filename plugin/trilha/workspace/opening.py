@@ -17,6 +17,7 @@ from typing import cast
 from trilha.encode.base import Embedder
 from trilha.errors import WorkspaceError
 from trilha.graph.build.extract import EntityExtractor
+from trilha.index.docstore import STORE_FILE
 from trilha.rerank.base import Reranker
 from trilha.settings import TrilhaSettings
 from trilha.workspace.compose import compose
@@ -24,9 +25,6 @@ from trilha.workspace.lock import WorkspaceLock
 from trilha.workspace.parts import Parts
 from trilha.workspace.shared import check_shareable
 from trilha.workspace.upgrade import recorded_encoder
-
-#: The file whose presence makes a folder a workspace.
-STORE_FILE = "units.sqlite"
 
 
 def encoder_settings(
@@ -59,7 +57,8 @@ def acquire(
     if read_only:
         check_shareable(settings)
     folder = path if path is not None else settings.workspace
-    root = workspace_folder(folder, create and not read_only)
+    # a store on a server is the workspace: the folder keeps this process's own files only
+    root = workspace_folder(folder, bool(settings.store_url) or (create and not read_only))
     settings = recorded_encoder(root, settings)  # its own encoder unless one is named
     return root, settings, None if read_only else WorkspaceLock.acquire(root)
 

@@ -72,7 +72,7 @@ class Parts:
     def writable(self) -> Parts:
         """These parts, when they may be written (a :class:`WorkspaceError` when read-only)."""
         if self.follower is not None:
-            raise read_only_error(self.store.path.parent)
+            raise read_only_error(self.store)
         return self
 
     def follow(self) -> None:

@@ -28,7 +28,6 @@ serialises) and the graph's retrieval log (a JSONL file each process appends lin
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import uuid
@@ -40,8 +39,10 @@ from trilha.graph.service import GraphService
 from trilha.index.docstore import DocStore
 from trilha.index.lexical import LexicalIndex
 from trilha.index.lexical_store import needs_merge
+from trilha.index.sql_store import shown
 from trilha.retrieve.pipeline import HybridSearcher
 from trilha.settings import TrilhaSettings
+from trilha.workspace.records import read_record, write_record
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +70,15 @@ COLLECTION_FILE = "qdrant.json"
 
 def server_collection(root: Path, settings: TrilhaSettings, *, empty: bool, read_only: bool) -> str:
     """The Qdrant collection of the workspace at ``root`` on a server, so that two workspaces on
-    one server never share (or repair away) each other's points: the one it recorded; else the
-    one ``TRILHA_QDRANT_COLLECTION`` names; else, for a workspace with no units yet, one of its
-    own (``trilha_<random>``), and for an older one the default it has been using. A writer
-    records it; a collection named that differs from the record is refused."""
-    record = root / COLLECTION_FILE
+    one server never share (or repair away) each other's points: the one it recorded
+    (:mod:`trilha.workspace.records`); else the one ``TRILHA_QDRANT_COLLECTION`` names; else,
+    for a workspace with no units yet, one of its own (``trilha_<random>``), and for an older
+    one the default it has been using. A writer records it; a collection named that differs
+    from the record is refused."""
     named = "qdrant_collection" in settings.model_fields_set
-    if record.exists():
-        kept = str(json.loads(record.read_text())["collection"])
+    record = read_record(root, settings, COLLECTION_FILE)
+    if record is not None:
+        kept = str(record["collection"])
         if named and settings.qdrant_collection != kept:
             raise ConfigurationError(
                 f"the workspace {root} keeps its vectors in Qdrant collection {kept!r}, but "
@@ -84,21 +86,36 @@ def server_collection(root: Path, settings: TrilhaSettings, *, empty: bool, read
                 "use another workspace"
             )
         return kept
+    if read_only and settings.store_url:
+        raise empty_store(settings.store_url)
     name = settings.qdrant_collection
     if not named and empty:
         name = f"trilha_{uuid.uuid4().hex[:12]}"
     if not read_only:
-        staged = record.with_suffix(".tmp")
-        staged.write_text(json.dumps({"collection": name}))
-        staged.replace(record)
+        write_record(root, settings, COLLECTION_FILE, {"collection": name})
     return name
 
 
-def read_only_error(root: object) -> WorkspaceError:
-    """What a write to a read-only workspace raises."""
+def read_only_error(store: DocStore) -> WorkspaceError:
+    """What a write to a workspace open read-only on ``store`` raises."""
+    if store.on_server:
+        return WorkspaceError(
+            f"the store at {shown(store.path)} is open read-only here (TRILHA_READ_ONLY): write "
+            "to it from the process that writes it, or from one opened with the same "
+            "TRILHA_STORE_URL and no TRILHA_READ_ONLY"
+        )
+    root = Path(store.path).parent
     return WorkspaceError(
         f"the workspace {root} is open read-only (TRILHA_READ_ONLY): write to it from the "
         f"process that holds it read-write, e.g. `trilha ingest PATH -w {root}`"
+    )
+
+
+def empty_store(url: str) -> WorkspaceError:
+    """What opening read-only a store on a server that no writer has opened yet raises."""
+    return WorkspaceError(
+        f"the store at {shown(url)} holds no workspace yet: open it read-write once first "
+        "(e.g. `trilha ingest PATH` with the same TRILHA_STORE_URL)"
     )
 
 

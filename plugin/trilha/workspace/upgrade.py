@@ -7,7 +7,6 @@ the graph whether any node lacks the access fields.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -26,6 +25,7 @@ from trilha.index.tokenize import TOKENIZER_VERSION, tokenize
 from trilha.ingest.chunking import index_text
 from trilha.settings import AUTO_MODEL, TrilhaSettings
 from trilha.types import TextUnit
+from trilha.workspace.records import read_record, write_record
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +38,12 @@ def check_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> N
     would not compare); a new workspace records its encoder (``auto``: once it has chosen). An
     ``auto`` that has not chosen, over a workspace that has a record, is such a mismatch:
     :func:`recorded_encoder` gives ``auto`` the recorded model whenever it can."""
-    info_file = root / ENCODER_FILE
-    if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and not info_file.exists():
-        return  # a new workspace: recorded by record_encoder when its first ingest chooses
-    if not info_file.exists():
-        record_encoder(root, embedder, settings)
-        return
+    old = read_record(root, settings, ENCODER_FILE)
+    if old is None:
+        if not (isinstance(embedder, AutoEmbedder) and embedder.chosen is None):
+            record_encoder(root, embedder, settings)
+        return  # a new workspace: ``auto`` is recorded by record_encoder when it chooses
     info = _encoder_info(embedder, settings)
-    old = json.loads(info_file.read_text())
     if old != info:
         raise ConfigurationError(
             f"workspace {root} was built with {old}, not {info}; open it with the same "
@@ -61,11 +59,8 @@ def _encoder_info(embedder: Embedder, settings: TrilhaSettings) -> dict[str, Any
 
 
 def record_encoder(root: Path, embedder: Embedder, settings: TrilhaSettings) -> None:
-    """Write down the encoder that builds the workspace at ``root`` (atomically)."""
-    info_file = root / ENCODER_FILE
-    tmp = info_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(_encoder_info(embedder, settings), indent=2))
-    tmp.replace(info_file)
+    """Write down the encoder that builds the workspace at ``root``."""
+    write_record(root, settings, ENCODER_FILE, _encoder_info(embedder, settings))
 
 
 #: Settings that choose the encoder; when none is given, a workspace opens with its own.
@@ -81,11 +76,10 @@ def recorded_encoder(root: Path, settings: TrilhaSettings) -> TrilhaSettings:
     """``settings`` with the encoder a workspace was built with, when the settings name none
     (or name ``auto``): a workspace keeps its encoder when trilha's default model changes, and
     ``auto`` keeps the choice it made at the first ingest."""
-    info_file = root / ENCODER_FILE
     named = settings.model_fields_set & _ENCODER_SETTINGS and settings.embedding_model != AUTO_MODEL
-    if named or not info_file.exists():
+    old = None if named else read_record(root, settings, ENCODER_FILE)
+    if old is None:
         return settings
-    old = json.loads(info_file.read_text())
     model, dimension = old.get("embedding_model"), old.get("embedding_dimension")
     if not isinstance(model, str) or " [prompts " in model or not isinstance(dimension, int):
         return settings  # prompts set by settings: check_encoder says which to give
@@ -94,7 +88,7 @@ def recorded_encoder(root: Path, settings: TrilhaSettings) -> TrilhaSettings:
 
 def recorded_model(root: Path, settings: TrilhaSettings) -> str | None:
     """The model id the workspace at ``root`` was built with; None when it holds none yet."""
-    if not (root / ENCODER_FILE).exists():
+    if read_record(root, settings, ENCODER_FILE) is None:
         return None
     unnamed = settings.model_copy(update={"embedding_model": AUTO_MODEL})
     return recorded_encoder(root, unnamed).embedding_model
