@@ -103,12 +103,67 @@ def test_one_writer_holds_a_store_on_a_server(store_url: str) -> None:
         second.close()
 
 
-def test_a_server_that_does_not_answer_is_one_line_without_the_password() -> None:
-    url = f"postgresql://trilha:s3cret@127.0.0.1:{free_port()}/corpus"
+def test_a_nul_character_in_a_unit_does_not_stop_the_next_ingest(store: DocStore) -> None:
+    units = _units("a", "before \x00 after")  # the tokenizer drops the NUL; the text keeps it
+    store.replace_doc("a", "h", None, units, [["before", "after"]])
+    _put(store, "b", "plain", lang="pt")
+    assert store.languages() == Counter({"en": 1, "pt": 1})
+    assert store.get(["a#0"])["a#0"].text == "before \x00 after"
+
+
+@pytest.mark.parametrize(
+    "secret", ["s3cret", "pa%ss", "pa/ss", "pa@ss", "pa:ss", "pa?ss"], ids=lambda s: s
+)
+def test_a_server_that_does_not_answer_is_one_line_without_the_password(secret: str) -> None:
     pytest.importorskip("psycopg", reason="needs trilha[postgres]")
-    with pytest.raises(BackendUnavailableError) as caught:
-        DocStore(url)
-    message = str(caught.value)
-    assert message.startswith("the store at postgresql://trilha@127.0.0.1:")
-    assert "start it or fix TRILHA_STORE_URL" in message and "s3cret" not in message
-    assert "\n" not in message
+    port = free_port()
+    for url in (
+        f"postgresql://trilha:{secret}@127.0.0.1:{port}/corpus",
+        f"postgresql://trilha:{secret}@127.0.0.1:{port},127.0.0.1:{free_port()}/corpus",
+    ):
+        with pytest.raises(BackendUnavailableError) as caught:
+            DocStore(url)
+        message = str(caught.value)
+        assert message.startswith("the store at postgresql://") and "\n" not in message
+        assert "start it or fix TRILHA_STORE_URL" in message
+        assert secret not in message and "trilha:" not in message, message
+
+
+def test_a_reader_needs_no_right_to_change_the_database(store_url: str) -> None:
+    import psycopg
+
+    DocStore(store_url).close()  # the first open makes the tables
+    with psycopg.connect(store_url, autocommit=True) as admin:
+        admin.execute("CREATE ROLE reader LOGIN")
+        admin.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+    reading = store_url.replace("://trilha@", "://reader@")
+    store = DocStore(reading)
+    try:
+        assert store.count() == 0 and store.generations() == (0, 0)
+    finally:
+        store.close()
+
+
+def test_a_lost_connection_is_made_again_for_a_reader_but_not_for_the_writer(
+    store_url: str,
+) -> None:
+    import psycopg
+
+    reader, writer = DocStore(store_url), DocStore(store_url)
+    try:
+        assert writer.claim(WRITER_LOCK)
+        _put(writer, "a", "one")
+        with psycopg.connect(store_url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        assert reader.count() == 1  # on a new connection
+        with pytest.raises(BackendUnavailableError, match="was lost and the writer lock with it"):
+            _put(writer, "b", "two")
+        again = DocStore(store_url)  # the server dropped the lock: another writer may take it
+        assert again.claim(WRITER_LOCK)
+        again.close()
+    finally:
+        reader.close()
+        writer.close()

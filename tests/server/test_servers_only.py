@@ -24,7 +24,11 @@ import httpx
 import pytest
 
 from tests.server.conftest import wait_until_serving
+from trilha.errors import ConfigurationError
 from trilha.graph.stores.falkordb_server import EmbeddedFalkorServer
+from trilha.server import Projects, ServiceConfig
+from trilha.server.config import ProjectEntry
+from trilha.settings import TrilhaSettings
 from trilha.testing.loopback import free_port
 from trilha.testing.qdrant_server import QdrantTestServer
 
@@ -147,3 +151,12 @@ def test_readers_on_servers_only_see_whole_documents_soon_after_the_writer_commi
             proc.send_signal(signal.SIGINT)
             proc.communicate(timeout=60)
     assert writer.returncode == 0
+
+
+def test_a_service_file_of_several_projects_cannot_share_one_store(tmp_path: Path) -> None:
+    projects = {n: ProjectEntry(workspace=tmp_path / n, tenant="t") for n in ("a", "b")}
+    config = ServiceConfig(projects=projects, keys=[], anonymous=True)
+    settings = TrilhaSettings(store_url="postgresql://trilha@127.0.0.1:1/corpus")
+    with pytest.raises(ConfigurationError, match="service file has 2 projects: serve each"):
+        Projects.open(config, settings)
+    assert not any((tmp_path / n).exists() for n in ("a", "b"))  # refused before opening any

@@ -302,8 +302,8 @@ class DocStore(SQLStore):
             self._db.execute("DELETE FROM dropped WHERE seq <= ?", (seq,))
             self._db.execute(
                 "INSERT INTO meta VALUES ('dropped_pruned', ?) ON CONFLICT(key) DO UPDATE SET "
-                f"value = CAST({self.dialect.greatest}(CAST(meta.value AS INTEGER), "
-                "CAST(excluded.value AS INTEGER)) AS TEXT)",
+                f"value = CAST({self.dialect.greatest}(CAST(meta.value AS {self.dialect.integer}), "
+                f"CAST(excluded.value AS {self.dialect.integer})) AS TEXT)",
                 (str(seq),),
             )
 

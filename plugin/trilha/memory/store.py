@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from trilha.errors import BadRequestError, WorkspaceError
-from trilha.index.sql_store import SQLStore
+from trilha.index.sql_store import SQLStore, shown
 from trilha.memory.context import RecentContext, pack
 from trilha.memory.turns import Clock, Turn, check_name, make_turn, read_turns, stamp, utc_now
 
@@ -74,7 +74,7 @@ def check_schema(store: SQLStore, key: str, version: int) -> None:
     found = store.get_meta(key)
     if found is not None and int(found) > version:
         raise WorkspaceError(
-            f"{store.path}: {key} {found} is newer than this trilha reads ({version}); "
+            f"{shown(store.path)}: {key} {found} is newer than this trilha reads ({version}); "
             "upgrade trilha"
         )
     if found is None:

@@ -80,8 +80,16 @@ class Projects:
     def open(cls, config: ServiceConfig, settings: TrilhaSettings | None = None) -> Projects:
         """Open each project's workspace (none of them created)."""
         from trilha.orchestrate import Orchestrator
+        from trilha.settings import TrilhaSettings
         from trilha.workspace import Workspace
 
+        store_url = (settings or TrilhaSettings()).store_url
+        if store_url and len(config.projects) > 1:
+            raise ConfigurationError(
+                f"TRILHA_STORE_URL names one database, which holds one workspace, but the "
+                f"service file has {len(config.projects)} projects: serve each project from a "
+                "trilha serve of its own, each with its own TRILHA_STORE_URL"
+            )
         opened: dict[str, Project] = {}
         try:
             for pid, entry in config.projects.items():
