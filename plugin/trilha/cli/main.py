@@ -3,7 +3,10 @@
 Every command takes ``--workspace`` (default ``TRILHA_WORKSPACE`` or ``.trilha``). Errors are
 printed as one line saying what to do, with exit status 2; never a traceback. Each command's
 options and its ``cmd_*`` function live in a module of its own (``cli/ingest.py``,
-``cli/query.py``, ``cli/graph.py``…); this one builds the parser and runs the command.
+``cli/query.py``, ``cli/graph.py``…), named in :data:`COMMANDS`; this one builds the parser and
+runs the command. A command line that names its command imports that command's module alone
+(``trilha query`` reads nothing of ``trilha serve``); ``trilha --help`` and a command line
+without one build them all.
 """
 
 from __future__ import annotations
@@ -15,28 +18,9 @@ import re
 import signal
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from typing import Any, NoReturn
 
-from trilha.cli import (
-    ask,
-    context,
-    demo,
-    distil,
-    doctor,
-    dual,
-    evaluate,
-    features,
-    graph,
-    info,
-    ingest,
-    jobs,
-    load,
-    mcp,
-    prequery,
-    query,
-    serve,
-    tune,
-)
 from trilha.errors import BadRequestError, MissingDependencyError, TrilhaError
 from trilha.index.language import written_code
 
@@ -69,37 +53,53 @@ class _OneLineParser(argparse.ArgumentParser):
         return self
 
 
-def build_parser() -> _OneLineParser:
-    """The argument parser (also used to render ``--help``)."""
+#: Every command, in the order ``trilha --help`` lists them: the module of ``trilha.cli`` that
+#: holds it and the function there that adds its parser.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ingest": ("ingest", "add_parser"),
+    "doctor": ("doctor", "add_parser"),
+    "query": ("query", "add_parser"),
+    "ask": ("ask", "add_parser"),
+    "dual-search": ("dual", "add_parser"),
+    "features": ("features", "add_parser"),
+    "demo": ("demo", "add_parser"),
+    "graph": ("graph", "add_parser"),
+    "eval": ("evaluate", "add_eval_parser"),
+    "bench": ("evaluate", "add_bench_parser"),
+    "tune": ("tune", "add_parser"),
+    "distil": ("distil", "add_parser"),
+    "info": ("info", "add_parser"),
+    "prequery": ("prequery", "add_parser"),
+    "context": ("context", "add_parser"),
+    "jobs": ("jobs", "add_parser"),
+    "serve": ("serve", "add_parser"),
+    "mcp": ("mcp", "add_parser"),
+    "load": ("load", "add_parser"),
+}
+
+
+def build_parser(command: str | None = None) -> _OneLineParser:
+    """The argument parser (also used to render ``--help``): of every command, or of
+    ``command`` alone (one of :data:`COMMANDS`)."""
     p = _OneLineParser(
         prog="trilha",
         description="Hybrid, graph-aware retrieval with provenance for LlamaIndex agents.",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add_parser in (
-        ingest.add_parser,
-        doctor.add_parser,
-        query.add_parser,
-        ask.add_parser,
-        dual.add_parser,
-        features.add_parser,
-        demo.add_parser,
-        graph.add_parser,
-        evaluate.add_eval_parser,
-        evaluate.add_bench_parser,
-        tune.add_parser,
-        distil.add_parser,
-        info.add_parser,
-        prequery.add_parser,
-        context.add_parser,
-        jobs.add_parser,
-        serve.add_parser,
-        mcp.add_parser,
-        load.add_parser,
-    ):
-        add_parser(sub)
+    for name in [command] if command in COMMANDS else COMMANDS:
+        module, adder = COMMANDS[name]
+        getattr(import_module(f"trilha.cli.{module}"), adder)(sub)
     return p
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names (its first word past the top-level options), if any."""
+    for word in argv:
+        if word in ("-v", "--verbose"):
+            continue
+        return word if word in COMMANDS else None
+    return None
 
 
 def _quiet_libraries(verbose: bool) -> None:
@@ -133,7 +133,8 @@ def _check_common(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``trilha`` command."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # named by the subcommand whose options they are not
         parser.command(args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
