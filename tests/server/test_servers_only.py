@@ -48,16 +48,17 @@ keys:
 
 #: The writer: a first document (so that the store records its encoder and collection), then
 #: "ready"; then, one line in at a time, document N of several units, each unit carrying the
-#: word markN; it answers with the time its ingest returned and how many units it wrote.
+#: word markN (so a search for it finds every unit of N a reader holds); it answers with the
+#: time its ingest returned and how many units it wrote.
 WRITER = """
 import sys, time
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
-def paragraph(n, i):
-    words = " ".join(f"reactor{j % 37} cladding{j % 11}" for j in range(70))
-    return f"Section {i} of document mark{n}. {words} mark{n}."
+def paragraph(n, i):  # the mark in every sentence: in every unit, wherever chunks are cut
+    words = " ".join(f"mark{n} reactor{j % 37} cladding{j % 11}." for j in range(45))
+    return f"Section {i} of document mark{n}. {words}"
 
 with Workspace.open(sys.argv[1], TrilhaSettings(), create=True) as ws:
     ws.ingest([SourceDocument(doc_id="first", text="Report incidents within one hour.",
