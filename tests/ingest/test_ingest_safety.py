@@ -14,6 +14,8 @@ import pytest
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import WorkspaceError
 from trilha.index.dense import DenseIndex
+from trilha.ingest import pipeline
+from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
 from trilha.types import TextUnit
 from trilha.workspace import Workspace
@@ -455,3 +457,36 @@ def test_a_documents_lang_is_checked_and_written_as_the_detector_writes_it(
         for code in ("pt", "pt-BR", "PT")
     }
     assert found == {"pt": ["region", "upper"], "pt-BR": ["region"], "PT": ["region", "upper"]}
+
+
+def test_a_long_ingest_is_searched_as_it_goes_and_reads_a_bounded_part_each_time(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every REFRESH_UNITS units written, the lexical snapshot catches up: the documents already
+    written are found while later ones are still coming, and each catch-up reads only the
+    units written since the one before (what a million-unit ingest holds at once)."""
+    monkeypatch.setattr(pipeline, "BATCH_UNITS", 2)
+    monkeypatch.setattr(pipeline, "REFRESH_UNITS", 4)
+    read: list[int] = []
+    changes = ws.store.changes
+
+    def counted(row: int, seq: int, kept: bool = False) -> Any:
+        found = changes(row, seq, kept)
+        read.append(len(found.added))
+        return found
+
+    monkeypatch.setattr(ws.store, "changes", counted)
+    found_midway: list[str] = []
+
+    def documents() -> Iterator[SourceDocument]:
+        for i in range(12):
+            if i == 10:
+                hits = ws.search("zirconium0 cladding", top_k=3, sides=("bm25",)).hits
+                found_midway.extend(h.unit.doc_id for h in hits)
+            text = f"Zirconium{i} cladding resists corrosion in reactor number {i}."
+            yield SourceDocument(doc_id=f"d{i}", text=text, meta={"lang": "en"})
+
+    ws.ingest(documents())
+    assert found_midway[:1] == ["d0"] and len(ws) == 12
+    assert len(read) >= 3 and max(read) <= 4  # bounded: never the whole ingest at once
+    assert ws.search("zirconium11 cladding", top_k=1, sides=("bm25",)).hits[0].unit.doc_id == "d11"

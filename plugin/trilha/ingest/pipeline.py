@@ -13,7 +13,9 @@ batches, new state before old state is removed:
 
 A crash anywhere leaves the marks behind, and the workspace re-syncs those documents from the
 unit store when it opens: each document ends up wholly old or wholly new in all three indices,
-never missing. The lexical index is rebuilt from the unit store at the end.
+never missing. The lexical index catches up with the unit store at the end, and during a long
+ingest every :data:`REFRESH_UNITS` units written (``on_written``), so that what it reads at once
+stays bounded however many documents one call brings, and they become searchable as they go.
 """
 
 from __future__ import annotations
@@ -94,6 +96,12 @@ def _delete_command(workspace: Path | None, doc_id: str) -> str:
     return f"trilha ingest{where} --delete={shlex.quote(doc_id)}"
 
 
+#: Units encoded and written per batch.
+BATCH_UNITS = 2048
+#: Units written between two calls of a pipeline's ``on_written`` during one ingest.
+REFRESH_UNITS = 50_000
+
+
 class IngestPipeline:
     """Writes documents into the unit store and the dense index (and, via a hook, the graph)."""
 
@@ -103,23 +111,26 @@ class IngestPipeline:
         dense: DenseIndex,
         embedder: Embedder,
         max_words: int = 180,
-        batch_units: int = 2048,
+        batch_units: int | None = None,
         encode_batch: int = 256,
         on_doc_written: DocHook | None = None,
         defaults: Mapping[str, Any] | None = None,
         enrich: Enricher | None = None,
         workspace: Path | None = None,
+        on_written: Callable[[], None] | None = None,
     ) -> None:
         self.store = store
         self.dense = dense
         self.embedder = embedder
         self.max_words = max_words
-        self.batch_units = batch_units
+        self.batch_units = batch_units or BATCH_UNITS
         self.encode_batch = encode_batch
         self.on_doc_written = on_doc_written
         self.defaults = dict(defaults or {})
         self.enrich = enrich
         self.workspace = workspace  # named in the commands refusals suggest
+        self.on_written = on_written  # called every REFRESH_UNITS units written
+        self._unrefreshed = 0
         self.langs: dict[str, int] = {}  # units by lang, the store's and this ingest's
 
     def run(self, documents: Iterable[Loaded], progress: bool = True) -> IngestReport:
@@ -295,4 +306,8 @@ class IngestPipeline:
             report.docs_updated += p.existed
             report.docs_added += not p.existed
             report.units_written += len(p.units)
+            self._unrefreshed += len(p.units)
         self.store.clear_pending(doc_ids)
+        if self.on_written is not None and self._unrefreshed >= REFRESH_UNITS:
+            self._unrefreshed = 0
+            self.on_written()

@@ -186,8 +186,9 @@ class Workspace(UnitReads):
             defaults["lang"] = written_code(lang)
         try:
             return writes.ingest(
-                parts, _sources(documents), defaults, progress, max_words, self.settings, self.path
-            )
+                parts, _sources(documents), defaults, progress, max_words, self.settings,
+                self.path, refresh=self._refresh,
+            )  # fmt: skip
         finally:
             self._refresh()
 

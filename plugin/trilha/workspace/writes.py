@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +39,13 @@ def ingest(
     max_words: int = 180,
     settings: TrilhaSettings | None = None,
     workspace: Path | None = None,
+    refresh: Callable[[], None] | None = None,
 ) -> IngestReport:
     """Index documents into the store, the dense index and the graph (``defaults``: the access
     fields of documents that carry none; ``settings``: whether decision fields are extracted,
-    :mod:`trilha.ingest.extract_features`); graph trouble is listed in ``report.errors``."""
+    :mod:`trilha.ingest.extract_features`; ``refresh``: swaps in the lexical snapshot, called
+    every :data:`~trilha.ingest.pipeline.REFRESH_UNITS` units written); graph trouble is listed
+    in ``report.errors``."""
     errors: list[str] = []
     written: list[str] = []
 
@@ -59,6 +62,7 @@ def ingest(
         defaults=defaults,
         enrich=feature_enricher(settings),
         workspace=workspace,
+        on_written=refresh,
     )
     try:
         report = pipeline.run(documents, progress=progress)
