@@ -9,7 +9,9 @@ import pytest
 
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
-from trilha.index.language import detect_language, language_code, written_code
+from trilha.index import language as language_module
+from trilha.index.language import detect_language, language_code, load_ahead, written_code
+from trilha.index.tokenize import query_analysers
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
@@ -116,3 +118,28 @@ def test_codes_are_written_as_bcp47_writes_them(given: str, written: str) -> Non
 def test_a_code_with_a_subtag_that_is_none_is_refused(bad: str) -> None:
     with pytest.raises(BadRequestError, match=f"language {bad!r} is not a language code"):
         written_code(bad)
+
+
+def test_a_query_is_detected_among_its_index_languages() -> None:
+    # among two languages a detection is sure when three times as likely as the other
+    assert detect_language("dano moral") is None
+    assert detect_language("dano moral", among=["pt", "en"]) is None  # pt 0.69, en 0.31
+    assert detect_language("dano moral indenizável", among=["pt", "en"]) == "pt"
+    french = SAMPLES["fr"]
+    assert detect_language(french) == "fr"
+    assert detect_language(french, among=["pt-BR", "en"]) in ("pt", "en", None)  # never fr
+    # a language trilha does not detect among them: all eight are considered
+    assert detect_language(french, among=["pt", "ja"]) == "fr"
+    assert query_analysers("dano moral indenizável", ["pt", "en"]) == ["pt"]
+    assert query_analysers("13.709/2018", ["pt", "en"]) == ["pt", "en"]  # no language
+
+
+def test_the_models_of_a_several_language_index_load_ahead() -> None:
+    assert load_ahead(["pt", "pt-BR"]) is None  # one language: no query is detected
+    thread = load_ahead(["en", "pt"])
+    assert thread is not None
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    before = language_module._detector.cache_info().hits
+    assert detect_language("contratos de trabalho", among=["pt", "en"]) == "pt"
+    assert language_module._detector.cache_info().hits > before  # the detector made ahead

@@ -61,7 +61,7 @@ def test_the_language_is_not_detected_where_it_cannot_change_the_held_tokens(
     held = {"vpn", "laptop", "orcament", "ti"}  # pt stems: the en analysis adds no held token
     expected = {q: tokenize_query(q, ["pt", "en"], held.__contains__) for q in QUERIES[3:5]}
 
-    def no_detection(text: str) -> str:
+    def no_detection(text: str, among: object = None) -> str:
         raise AssertionError(f"{text!r} was run through the detector")
 
     monkeypatch.setattr(tokenize_module, "detect_language", no_detection)
