@@ -298,7 +298,8 @@ class TrilhaSettings(BaseSettings):
         ge=0,
         description="Points from which the embedded (edge) dense index is HNSW-built in the "
         "background, and rebuilt when this many new points are searched exactly beside the "
-        "graphs; below it, and for filters matching fewer points, search is exact. 0: never.",
+        "graphs; below it search is exact, and so is a search whose filters keep fewer units "
+        "(counted on the lexical index; on a Qdrant server too). 0: never.",
     )
     dense_hnsw_m: int = Field(32, ge=4, description="HNSW links per point (edge).")
     dense_hnsw_ef_construct: int = Field(

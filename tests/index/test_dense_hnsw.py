@@ -59,7 +59,7 @@ def _recall(
     index: QdrantEdgeIndex, queries: npt.NDArray[np.float32], expr: FilterExpr | None = None
 ) -> float:
     got = [
-        len(set(_ids(index.search(q, 10, expr))) & set(_ids(index.search(q, 10, expr, True))))
+        len(set(_ids(index.search(q, 10, expr))) & set(_ids(index.search(q, 10, expr, exact=True))))
         for q in queries
     ]
     return sum(got) / (10 * len(queries))

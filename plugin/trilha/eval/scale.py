@@ -385,16 +385,25 @@ def _search(
 
 
 def _recall(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, float] | None:
-    """Dense recall@10 against exact search, plain and filtered (the dense index alone)."""
+    """Dense recall@10 against exact search, plain and filtered: the dense index as a search
+    asks it (the filter's units counted on the lexical snapshot, as the pipeline counts them),
+    and, ``dense_filtered_planner``, left to the index's own estimate of the filter."""
     dense = ws.dense
     if not isinstance(dense, QdrantEdgeIndex):
         return None
+    columns = ws.searcher.lexical.columns
     out: dict[str, float] = {}
-    for name, filtered in (("dense", False), ("dense_filtered", True)):
+    for name, filtered, counted in (
+        ("dense", False, False),
+        ("dense_filtered", True, True),
+        ("dense_filtered_planner", True, False),
+    ):
         found = wanted = 0
         for i, v in enumerate(vectors):
             expr = coerce_filters(scale_filters(i)) if filtered else None
-            got = {u for u, _ in dense.search(v, 10, expr)}
+            mask = columns.mask(expr) if expr is not None and counted else None
+            exact = mask is not None and int(mask.sum()) < dense.exact_below
+            got = {u for u, _ in dense.search(v, 10, expr, exact)}
             want = {u for u, _ in dense.search(v, 10, expr, exact=True)}
             found, wanted = found + len(got & want), wanted + len(want)
         out[name] = round(found / wanted, 4) if wanted else 1.0

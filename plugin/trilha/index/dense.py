@@ -53,10 +53,19 @@ class DenseIndex(Protocol):
         """The ``unit_id`` of every point (for repair: compared with the unit store's ids)."""
         ...
 
+    #: A filter keeping fewer units than this is best scored exactly, unit by unit, rather
+    #: than left to the index's planner (0: nothing to gain; the search is exact anyway).
+    exact_below: int
+
     def search(
-        self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        expr: FilterExpr | None = None,
+        exact: bool = False,
     ) -> list[tuple[str, float]]:
-        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``."""
+        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``; ``exact``
+        scores every unit ``expr`` keeps, even where the index has graphs."""
         ...
 
     def vectors(self, unit_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
@@ -91,7 +100,12 @@ def open_dense_index(
             from trilha.index.qdrant import QdrantIndex
 
         return QdrantIndex.open(
-            path=None, url=url, api_key=api_key, collection=collection, dimension=dimension
+            path=None,
+            url=url,
+            api_key=api_key,
+            collection=collection,
+            dimension=dimension,
+            exact_below=hnsw.threshold if hnsw is not None else 0,
         )
     if mode == "local":
         with requires_extra("qdrant", "TRILHA_QDRANT_MODE=local"):

@@ -57,11 +57,19 @@ class QdrantIndex:
     """Unit vectors in a Qdrant collection (qdrant-client)."""
 
     def __init__(
-        self, client: QdrantClient, collection: str, dimension: int, where: str = "local mode"
+        self,
+        client: QdrantClient,
+        collection: str,
+        dimension: int,
+        where: str = "local mode",
+        exact_below: int = 0,
     ) -> None:
         self._client = client
         #: The server's URL or the local-mode folder (named in errors).
         self.where = where
+        #: A filter keeping fewer units is scored exactly (a server's planner may take a graph
+        #: search for it; local mode is exact anyway: 0).
+        self.exact_below = exact_below
         self.collection = collection
         self.dimension = dimension
         self._filters = FilterCompiler(_Models)
@@ -76,8 +84,10 @@ class QdrantIndex:
         api_key: str | None,
         collection: str,
         dimension: int,
+        exact_below: int = 0,
     ) -> QdrantIndex:
-        """Local mode at ``path``, or a server at ``url``."""
+        """Local mode at ``path``, or a server at ``url`` (``exact_below``: see the
+        attribute)."""
         try:
             client = QdrantClient(url=url, api_key=api_key) if url else QdrantClient(path=str(path))
         except RuntimeError as e:  # local mode folder locked by another client
@@ -85,7 +95,7 @@ class QdrantIndex:
                 f"cannot open Qdrant at {url or path}: {e}. Close the other process using "
                 "this workspace, or set TRILHA_QDRANT_URL to a server."
             ) from e
-        return cls(client, collection, dimension, str(url or path))
+        return cls(client, collection, dimension, str(url or path), exact_below)
 
     def _ensure_collection(self) -> None:
         try:
@@ -198,9 +208,14 @@ class QdrantIndex:
 
     @_answering
     def search(
-        self, vector: npt.NDArray[np.float32], k: int, expr: FilterExpr | None = None
+        self,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        expr: FilterExpr | None = None,
+        exact: bool = False,
     ) -> list[tuple[str, float]]:
-        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``."""
+        """Top ``k`` (unit_id, cosine) pairs among the units matching ``expr``; ``exact``
+        scores every one of them, whatever graphs the collection has."""
         if k <= 0:
             return []
         response = self._client.query_points(
@@ -208,6 +223,7 @@ class QdrantIndex:
             query=vector.tolist(),
             limit=k,
             query_filter=None if expr is None or expr.is_empty() else self._filters.compile(expr),
+            search_params=models.SearchParams(exact=True) if exact else None,
             with_payload=["unit_id"],
             with_vectors=False,
         )

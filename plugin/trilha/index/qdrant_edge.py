@@ -116,6 +116,11 @@ class QdrantEdgeIndex:
         self._lock = threading.Lock()  # writes, a build's copy and its swap, one at a time
         self._gate = Gate()  # searches and writes share the shard; a swap holds it alone
         self.hnsw = hnsw if hnsw is not None and hnsw.active and folder is not None else None
+        #: A filter keeping fewer points is scored exactly (:meth:`search`'s ``exact``): the
+        #: plan's threshold. Qdrant's planner estimates a conjunction of conditions from each
+        #: one's count, and took a graph search for a filter keeping 2% of 500,000 points
+        #: (dense recall@10 0.26); the caller counts them on its lexical snapshot.
+        self.exact_below = 0 if self.hnsw is None else self.hnsw.threshold
         self._params = None if self.hnsw is None else self.hnsw.search_params(qe)
         self._journal: Journal | None = None  # writes during a build, replayed after it
         self._builder: threading.Thread | None = None

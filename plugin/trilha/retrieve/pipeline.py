@@ -30,6 +30,7 @@ import contextvars
 import inspect
 import logging
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +66,9 @@ Vector = npt.NDArray[np.float32]
 Filler = Callable[[Sequence[str]], dict[str, float]]
 #: The span of each side.
 SIDE_SPANS: dict[Side, str] = {"bm25": "bm25", "semantic": "dense"}
+#: The stages whose note says they were unavailable (a warning; the result is not cached); the
+#: note of another stage says what it did (the dense stage: that it scored a filter exactly).
+DEGRADED_NOTES = ("expand", "encode", "kg")
 #: The graph boost's scores (None: off or unavailable) and its stage trace (None: not asked).
 KgStage = tuple[dict[str, float] | None, StageTrace | None]
 #: Min-max scaled side score from which a candidate counts as ranked well by that side (the
@@ -241,7 +245,7 @@ def degraded(plan: SearchPlan, result: SearchResult) -> bool:
     stages = result.trace.stages
     if plan.rerank and not any(s.name == "rerank" for s in stages):
         return True
-    return any(s.note for s in stages if s.name in ("expand", "encode", "kg"))
+    return any(s.note for s in stages if s.name in DEGRADED_NOTES)
 
 
 def check_vector(vector: Vector | None, dimension: int, embedder: Embedder) -> None:
@@ -340,25 +344,47 @@ def side_jobs(
     # filter: units it returns that the snapshot lacks (written since) are dropped at merge.
     sees_all = policy.sees_all(lexical.columns)
     dense_expr = combine(filters) if sees_all else combine(policy.expr, filters)
+    masks = _Masks(policy, lexical, filters)
     jobs: dict[Side, Job] = {}
     if "bm25" in plan.sides:
         k1, b = plan.fusion.bm25_k1, plan.fusion.bm25_b
-        jobs["bm25"] = lambda: bm25_side(
-            lexical, text, n_bm25, *_masks(policy, lexical, filters), k1=k1, b=b
-        )
+        jobs["bm25"] = lambda: bm25_side(lexical, text, n_bm25, *masks.get(), k1=k1, b=b)
     if "semantic" in plan.sides:
-        jobs["semantic"] = lambda: dense_side(c.dense, c.embedder, text, n_sem, dense_expr, vector)
+        count = None if dense_expr.is_empty() else masks.matching
+        jobs["semantic"] = lambda: dense_side(
+            c.dense, c.embedder, text, n_sem, dense_expr, vector, count
+        )
     if not jobs:
         raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
     return {side: spanned(SIDE_SPANS[side], job) for side, job in jobs.items()}
 
 
-def _masks(
-    policy: CompiledPolicy, lexical: LexicalIndex, filters: FilterExpr | None
-) -> tuple[BoolArray | None, BoolArray | None]:
-    """The rows the BM25 side may return, and the rows its statistics count (all the caller
-    may see)."""
-    return policy.row_mask(lexical.columns, filters), policy.row_mask(lexical.columns)
+class _Masks:
+    """The rows of one search's snapshot that the BM25 side may return and the rows its
+    statistics count (all the caller may see), made once by whichever side asks first."""
+
+    def __init__(
+        self, policy: CompiledPolicy, lexical: LexicalIndex, filters: FilterExpr | None
+    ) -> None:
+        self._policy, self._columns, self._filters = policy, lexical.columns, filters
+        self._rows = len(lexical)
+        self._lock = threading.Lock()
+        self._made: tuple[BoolArray | None, BoolArray | None] | None = None
+
+    def get(self) -> tuple[BoolArray | None, BoolArray | None]:
+        """(the rows the side may return, the rows the caller may see); None: every row."""
+        with self._lock:
+            if self._made is None:
+                shown = self._policy.row_mask(self._columns, self._filters)
+                self._made = shown, self._policy.row_mask(self._columns)
+            return self._made
+
+    def matching(self) -> int:
+        """How many rows the filters and the visibility keep: what the dense side is told its
+        filter keeps, so that a selective one is scored exactly whatever the dense index's
+        planner estimates."""
+        kept = self.get()[0]
+        return self._rows if kept is None else int(kept.sum())
 
 
 def elapsed_ms(start: float) -> float:
@@ -401,9 +427,12 @@ def dense_side(
     n: int,
     expr: FilterExpr | None,
     vector: Vector | None,
+    count: Callable[[], int] | None = None,
 ) -> SideResult:
     """The top ``n`` units of ``dense`` matching ``expr`` by cosine to the query's vector
-    (stage 3: the query is encoded first when no vector is given)."""
+    (stage 3: the query is encoded first when no vector is given). ``count`` says how many
+    units ``expr`` keeps, as the caller counts them; fewer than the index's
+    :attr:`~trilha.index.dense.DenseIndex.exact_below` are scored exactly."""
     stages = []
     if vector is None:
         start = time.perf_counter()
@@ -415,8 +444,13 @@ def dense_side(
             return SideResult({}, [stage])
         stages.append(StageTrace(name="encode", latency_ms=elapsed_ms(start), count=1))
     start = time.perf_counter()
-    scores = dict(dense.search(vector, n, expr))
-    stages.append(StageTrace(name="dense", latency_ms=elapsed_ms(start), count=len(scores)))
+    kept = count() if count is not None and dense.exact_below > 0 else None
+    exact = kept is not None and kept < dense.exact_below
+    scores = dict(dense.search(vector, n, expr, exact))
+    said = f"the filters keep {kept} units: scored exactly" if exact else None
+    stages.append(
+        StageTrace(name="dense", latency_ms=elapsed_ms(start), count=len(scores), note=said)
+    )
     query = vector
 
     def fill(unit_ids: Sequence[str]) -> dict[str, float]:
@@ -496,7 +530,7 @@ def _trace(
     trace = Trace(merge=plan.fusion.merge, principal=plan.principal.describe())
     for side in sides.values():
         trace.stages.extend(side.stages)
-        trace.warnings += [s.note for s in side.stages if s.note]
+        trace.warnings += [s.note for s in side.stages if s.note and s.name in DEGRADED_NOTES]
     if kg_trace is not None:
         trace.stages.append(kg_trace)
         if kg_trace.note:
