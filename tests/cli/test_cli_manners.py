@@ -142,6 +142,14 @@ def test_a_closed_pipe_exits_quietly(tmp_path: Path, monkeypatch: pytest.MonkeyP
     # one unit a document: 24 to encode, not 200 (the pipe is the query's)
     assert main(["ingest", "-q", "-w", ws, str(docs), "--max-words", "900"]) == 0
     cli = [sys.executable, "-m", "trilha.cli.main"]
+    # read whole, the output of a command that ends at once (run: no teardown) is all there
+    whole = subprocess.run(
+        [*cli, "query", "VPN access", "-k", "80", "--json", "-w", ws],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert whole.returncode == 0 and len(json.loads(whole.stdout)["hits"]) == 24
     proc = subprocess.Popen(
         [*cli, "query", "VPN access", "-k", "80", "--json", "-w", ws],
         stdout=subprocess.PIPE,

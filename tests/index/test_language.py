@@ -9,8 +9,7 @@ import pytest
 
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import BadRequestError
-from trilha.index import language as language_module
-from trilha.index.language import detect_language, language_code, load_ahead, written_code
+from trilha.index.language import detect_language, language_code, written_code
 from trilha.index.tokenize import query_analysers
 from trilha.ingest.chunking import chunk_document
 from trilha.ingest.loaders import SourceDocument
@@ -132,14 +131,3 @@ def test_a_query_is_detected_among_its_index_languages() -> None:
     assert detect_language(french, among=["pt", "ja"]) == "fr"
     assert query_analysers("dano moral indenizável", ["pt", "en"]) == ["pt"]
     assert query_analysers("13.709/2018", ["pt", "en"]) == ["pt", "en"]  # no language
-
-
-def test_the_models_of_a_several_language_index_load_ahead() -> None:
-    assert load_ahead(["pt", "pt-BR"]) is None  # one language: no query is detected
-    thread = load_ahead(["en", "pt"])
-    assert thread is not None
-    thread.join(timeout=60)
-    assert not thread.is_alive()
-    before = language_module._detector.cache_info().hits
-    assert detect_language("contratos de trabalho", among=["pt", "en"]) == "pt"
-    assert language_module._detector.cache_info().hits > before  # the detector made ahead

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 import trilha.index.tokenize as tokenize_module
-from trilha.index.tokenize import base_lang, token_set, tokenize, tokenize_query
+from trilha.index.tokenize import (
+    base_lang,
+    query_analysers,
+    query_language,
+    query_language_among,
+    token_set,
+    tokenize,
+    tokenize_query,
+)
 
 
 def test_english_matches_bm25s_defaults() -> None:
@@ -129,3 +137,21 @@ def test_token_set_memo_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) 
     first = token_set("alpha beta gamma delta", "en")
     assert token_set("alpha beta gamma delta epsilon", "en") == first | {"epsilon"}
     assert len(tokenize_module._MEMO["en"]) == 5  # the full memo was replaced, then filled
+
+
+def test_a_query_with_one_languages_stopwords_is_told_without_the_detector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_detection(text: str, min_confidence: float = 0.5, among: object = None) -> str:
+        raise AssertionError(f"{text!r} was run through the detector")
+
+    monkeypatch.setattr(tokenize_module, "detect_language", no_detection)
+    assert query_language_among("what does the court say about contracts", ["pt", "en"]) == "en"
+    assert query_language_among("O que diz a Tese de Church-Turing?", ["pt", "en"]) == "pt"
+    assert query_analysers("what is the deadline for the appeal", ["pt", "en"]) == ["pt", "en"]
+    assert query_analysers("qual é o prazo para o recurso", ["pt", "en"]) == ["pt"]
+    assert query_language("qual é o prazo para o recurso", ["en", "pt"]) == "pt"
+    # one stopword, or both languages' (the and o): the detector decides
+    for undecided in ("dano moral", "prazo of the recurso o a"):
+        with pytest.raises(AssertionError, match="detector"):
+            query_language_among(undecided, ["pt", "en"])

@@ -16,7 +16,8 @@ from trilha.answer.sentences import split_sentences
 from trilha.errors import ConfigurationError
 from trilha.index.filter_input import coerce_filters
 from trilha.index.filters import FilterExpr, combine
-from trilha.index.language import detect_language, query_language
+from trilha.index.language import detect_language
+from trilha.index.tokenize import query_language
 from trilha.rerank.base import RERANK_UNAVAILABLE, apply_scores, rerank_unavailable
 from trilha.retrieve.pipeline import with_rerank_stage
 from trilha.types import Hit, SearchResult, Trace

@@ -12,6 +12,7 @@ without one build them all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import re
@@ -168,5 +169,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+#: Commands that only read: once they return, everything they opened is closed and nothing of
+#: theirs is left to finish, so the process ends without the interpreter's teardown, which frees
+#: every object one by one (the language and ONNX models: ~0.15 s of each such command).
+ENDS_AT_ONCE = frozenset({"query", "ask", "context"})
+
+
+def run() -> NoReturn:
+    """The ``trilha`` console command: :func:`main`, then the exit (at once, output flushed,
+    for the commands of :data:`ENDS_AT_ONCE`)."""
+    code = main()
+    if _command_of(sys.argv[1:]) in ENDS_AT_ONCE:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+                stream.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -85,26 +85,6 @@ def _readings(sample: str, among: tuple[str, ...] = DETECTED) -> tuple[tuple[str
         return ()
     values = _detector(among).compute_language_confidence_values(sample)
     return tuple((str(v.language.iso_code_639_1.name.lower()), float(v.value)) for v in values)
-
-
-def load_ahead(langs: Iterable[str]) -> threading.Thread | None:
-    """Load the models a query of an index holding ``langs`` is detected with, on a thread of
-    its own (returned, started; None when such an index detects nothing): a workspace opened
-    for a search starts it while its other parts open
-    (:func:`trilha.workspace.compose.searching_next`)."""
-    among = _among(langs)
-    if among == DETECTED and len({primary_code(lang) for lang in langs}) < 2:
-        return None
-    thread = threading.Thread(target=_warm, args=(among,), name="trilha-lang-load", daemon=True)
-    thread.start()
-    return thread
-
-
-def _warm(among: tuple[str, ...]) -> None:
-    try:
-        _detector(among).compute_language_confidence_values("loading the language models")
-    except Exception as e:  # the first detection raises it again, where it is seen
-        log.debug("the language models did not load ahead: %s", e)
 
 
 def detect_language(
@@ -221,13 +201,3 @@ def _subtag(tag: str, first: bool) -> str | None:
 def primary_code(lang: str | None) -> str:
     """The language without its region: ``'pt-BR'`` -> ``'pt'``; empty -> ``'en'``."""
     return (lang or "en").split("-")[0].split("_")[0].lower() or "en"
-
-
-def query_language(text: str, langs: Sequence[str]) -> str:
-    """The language a query is searched in, among ``langs`` (an index's languages, most
-    frequent first): the only one, else the detected one when the index holds it, else the
-    most frequent (a short query such as 'dano moral' is often undetectable)."""
-    if len(langs) <= 1:
-        return langs[0] if langs else "en"
-    detected = detect_language(text, among=langs)
-    return detected if detected is not None and detected in langs else langs[0]

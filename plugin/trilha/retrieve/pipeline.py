@@ -51,8 +51,8 @@ from trilha.errors import BackendUnavailableError, BadRequestError
 from trilha.index.columns import BoolArray
 from trilha.index.dense import DenseIndex
 from trilha.index.filters import FilterExpr, check_keys, combine, widen_languages
-from trilha.index.language import query_language
 from trilha.index.lexical import LexicalIndex
+from trilha.index.tokenize import query_language
 from trilha.rerank.base import RERANK_UNAVAILABLE, Reranker, rerank_unavailable
 from trilha.retrieve.cache import Lookup, ResultCache, cache_key
 from trilha.retrieve.expand import Expander, expanded

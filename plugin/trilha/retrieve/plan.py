@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError
 from trilha.access.principal import Principal
 from trilha.errors import BadRequestError, one_line
 from trilha.index.filters import FilterExpr
-from trilha.index.language import query_language
+from trilha.index.tokenize import query_language
 from trilha.request import SearchRequest
 from trilha.retrieve.fusion_table import ANY_LANG, Fusion, FusionTable
 from trilha.settings import Merge, TrilhaSettings, Weights

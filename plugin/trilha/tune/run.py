@@ -22,7 +22,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from trilha.eval.beir import load_beir
-from trilha.index.language import query_language
+from trilha.index.tokenize import query_language
 from trilha.retrieve.fusion_table import (
     TUNED_FILE,
     Fusion,

@@ -31,7 +31,6 @@ from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex, open_dense_index
 from trilha.index.docstore import STORE_FILE, WRITER_LOCK, DocStore
 from trilha.index.edge_hnsw import HnswPlan
-from trilha.index.language import load_ahead
 from trilha.index.lexical import LexicalIndex
 from trilha.index.lexical_store import catch_up, open_index
 from trilha.index.sql_store import shown
@@ -61,8 +60,7 @@ def searching_next() -> Iterator[None]:
     """Workspaces opened in this block are about to be searched (the CLI's query commands): an
     encoder that can load ahead (a ``prepare()`` method, as the e5 models have) starts loading
     on a thread of its own while the graph server starts and the indices open, instead of on
-    the first query, and so do the language models a query is detected with when the index
-    holds several languages. Other callers open without it, so that a process that never searches
+    the first query. Other callers open without it, so that a process that never searches
     loads no model it does not use."""
     token = _SEARCHING_NEXT.set(True)
     try:
@@ -102,8 +100,6 @@ def compose(
             rewrite_payloads(store, dense, made_private)
         load = partial(load_lexical, store, root / "lexical", settings)
         lexical = load(save=not read_only)
-        if _SEARCHING_NEXT.get():
-            load_ahead(lexical.langs_of(None))
         graph, graph_warning = opening.result()
         booster = make_booster(graph, graph_warning)
         searcher = HybridSearcher(lexical, dense, embedder, booster)
