@@ -490,3 +490,9 @@ def test_a_long_ingest_is_searched_as_it_goes_and_reads_a_bounded_part_each_time
     assert found_midway[:1] == ["d0"] and len(ws) == 12
     assert len(read) >= 3 and max(read) <= 4  # bounded: never the whole ingest at once
     assert ws.search("zirconium11 cladding", top_k=1, sides=("bm25",)).hits[0].unit.doc_id == "d11"
+
+
+@pytest.mark.parametrize("size", [0, -3])
+def test_a_batch_of_no_units_is_refused(ws: Workspace, size: int) -> None:
+    with pytest.raises(ValueError, match="batch_units must be at least 1"):
+        pipeline.IngestPipeline(ws.store, ws.dense, ws.embedder, batch_units=size)

@@ -251,3 +251,32 @@ def test_a_file_of_a_newer_schema_is_refused(memory_at: Path | str) -> None:
     store.close()
     with pytest.raises(WorkspaceError, match="turns_schema 99 is newer"):
         MemoryStore(memory_at)
+
+
+def test_a_workspace_whose_store_is_on_postgresql_keeps_its_memory_there(
+    tmp_path: Path, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.memory.jobs_helpers import job
+    from trilha.memory import JobLog
+
+    folder = tmp_path / "ws"
+    monkeypatch.setenv("TRILHA_STORE_URL", store_url)  # as the workspace's own store is
+    memory, log = MemoryStore.in_workspace(folder), JobLog.in_workspace(folder)
+    try:
+        memory.record_turn("ana", "c1", "user", "Quais tarefas estão atrasadas?")
+        log.record(job(0))
+    finally:
+        memory.close()
+        log.close()
+    assert not (folder / MEMORY_FILE).exists()  # nothing beside the folder of one machine
+    monkeypatch.delenv("TRILHA_STORE_URL")
+    shared, jobs = MemoryStore(store_url), JobLog.in_workspace(folder, store_url=store_url)
+    try:  # another process, another machine: the same database
+        assert texts(shared.turns("ana")) == ["Quais tarefas estão atrasadas?"]
+        assert jobs.get(job(0).id) is not None
+    finally:
+        shared.close()
+        jobs.close()
+    local = MemoryStore.in_workspace(folder)  # no store URL: the folder's file
+    local.close()
+    assert (folder / MEMORY_FILE).exists()

@@ -123,7 +123,11 @@ class IngestPipeline:
         self.dense = dense
         self.embedder = embedder
         self.max_words = max_words
-        self.batch_units = batch_units or BATCH_UNITS
+        if batch_units is not None and batch_units < 1:
+            raise ValueError(
+                f"batch_units must be at least 1 (None: {BATCH_UNITS}), not {batch_units}"
+            )
+        self.batch_units = BATCH_UNITS if batch_units is None else batch_units
         self.encode_batch = encode_batch
         self.on_doc_written = on_doc_written
         self.defaults = dict(defaults or {})

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from trilha.index.sql_store import SQLStore
 from trilha.index.tokenize import STOPWORDS, tokenize
-from trilha.memory.store import MEMORY_FILE, check_schema, opening
+from trilha.memory.store import check_schema, opening, workspace_memory
 from trilha.memory.turns import aware_utc, check_name, name_problem, stamp
 
 #: Version of the ``jobs`` table.
@@ -215,10 +215,10 @@ class JobLog(SQLStore):
             check_schema(self, "jobs_schema", JOBS_SCHEMA)
 
     @classmethod
-    def in_workspace(cls, folder: Path) -> JobLog:
-        """The log of the workspace at ``folder`` (created with the folder if missing)."""
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        return cls(Path(folder) / MEMORY_FILE)
+    def in_workspace(cls, folder: Path | str, *, store_url: str | None = None) -> JobLog:
+        """The log of the workspace at ``folder``: beside its unit store on PostgreSQL
+        (``store_url``, else ``TRILHA_STORE_URL``), else in the folder (created if missing)."""
+        return cls(workspace_memory(folder, store_url))
 
     def record(self, job: RetrievalJob, *, graph: JobMirror | None = None) -> str | None:
         """Store ``job`` (recording the same id again replaces it), then mirror it into

@@ -56,6 +56,20 @@ def memory_at(root: Path, store_url: str | None) -> Path | str:
     return store_url if store_url else Path(root) / MEMORY_FILE
 
 
+def workspace_memory(folder: Path | str, store_url: str | None = None) -> Path | str:
+    """:func:`memory_at` for a library caller naming only the workspace ``folder``: its store's
+    database is ``store_url``, else ``TRILHA_STORE_URL``'s, as when the workspace opens; a file
+    in the folder (made if missing) when there is none."""
+    if store_url is None:
+        from trilha.settings import TrilhaSettings
+
+        store_url = TrilhaSettings().store_url
+    at = memory_at(Path(folder), store_url)
+    if isinstance(at, Path):
+        at.parent.mkdir(parents=True, exist_ok=True)
+    return at
+
+
 @contextmanager
 def opening(path: Path | str) -> Iterator[None]:
     """Opening the memory database at ``path``: SQLite's refusal (not a database, a folder, no
@@ -120,11 +134,16 @@ class MemoryStore(SQLStore):
 
     @classmethod
     def in_workspace(
-        cls, folder: Path, *, clock: Clock = utc_now, mirror: TurnMirror | None = None
+        cls,
+        folder: Path | str,
+        *,
+        clock: Clock = utc_now,
+        mirror: TurnMirror | None = None,
+        store_url: str | None = None,
     ) -> MemoryStore:
-        """The store of the workspace at ``folder`` (created with the folder if missing)."""
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        return cls(Path(folder) / MEMORY_FILE, clock=clock, mirror=mirror)
+        """The store of the workspace at ``folder``: beside its unit store on PostgreSQL
+        (``store_url``, else ``TRILHA_STORE_URL``), else in the folder (created if missing)."""
+        return cls(workspace_memory(folder, store_url), clock=clock, mirror=mirror)
 
     def _insert(self, turns: Sequence[Turn]) -> int:
         rows = [_row(t) for t in turns]
