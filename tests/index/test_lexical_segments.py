@@ -159,3 +159,30 @@ def test_an_empty_index_grows(query: str) -> None:
         [unit], [words], np.array([1]), np.zeros(0, np.int64)
     )
     _same(grown, _whole([(unit, words)]))
+
+
+def test_scores_are_bitwise_those_of_one_addition_per_term() -> None:
+    """All terms are summed in one pass; each row's additions are the same, in the same order,
+    as adding each term's contributions in turn."""
+    from trilha.index.bm25 import idf, query_counts, saturation
+
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(40)]
+    tokens = [list(rng.choice(words, size=int(rng.integers(3, 30)))) for _ in range(300)]
+    grown = LexicalIndex.build([], []).extended(
+        [TextUnit(unit_id=f"u{i}", doc_id=f"d{i}", text="x") for i in range(300)],
+        tokens,
+        np.arange(1, 301),
+        np.zeros(0, np.int64),
+    )
+    segments = grown._terms
+    view = grown._view(None)
+    query = ["w1", "w2", "w2", "w7", "w33", "nowhere"]
+    expected = np.zeros(segments.n)
+    for term, count in query_counts(query).items():
+        rows, tf = segments.postings(term)
+        if rows.size:
+            part = saturation(tf, segments.lengths[rows], view.stats.avgdl, 1.2, 0.6)
+            expected[rows] += count * idf(int(rows.size), view.stats.n) * part
+    got = segments.scores(query, view.rows, view.stats, 1.2, 0.6)
+    assert got is not None and np.array_equal(got, expected)
