@@ -351,17 +351,23 @@ class LexicalIndex:
     def top(
         scores: npt.NDArray[np.float64] | None, k: int, mask: BoolArray | None = None
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``."""
+        """Top ``k`` (row, score) pairs with a positive score, restricted to ``mask``, best
+        first and equal scores by row (argpartition alone picks among rows tied at the
+        ``k``-th score and orders them as its selection leaves them)."""
         if scores is None or k <= 0:
             return []
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
         positive = np.flatnonzero(scores > 0)
+        found = scores[positive]
         if positive.size > k:
-            part = np.argpartition(-scores[positive], k - 1)[:k]
-            positive = positive[part]
-        order = positive[np.argsort(-scores[positive], kind="stable")]
-        return [(int(r), float(scores[r])) for r in order]
+            kth = np.partition(found, positive.size - k)[positive.size - k]
+            # every row above the k-th score, then the first rows that tie with it
+            tied = np.flatnonzero(found == kth)[: k - int(np.count_nonzero(found > kth))]
+            chosen = np.sort(np.concatenate([np.flatnonzero(found > kth), tied]))
+            positive, found = positive[chosen], found[chosen]
+        order = np.argsort(-found, kind="stable")  # rows in order: ties by row
+        return list(zip(positive[order].tolist(), found[order].tolist(), strict=True))
 
     @property
     def matrix(self) -> TermMatrix | None:
