@@ -60,8 +60,11 @@ def _same(grown: LexicalIndex, whole: LexicalIndex) -> None:
         for query in QUERIES:
             g, w = grown.score_all(query, g_vis), whole.score_all(query, w_vis)
             assert (g is None) == (w is None)
-            if g is None or w is None:
+            g_query = grown.query(query, g_vis)
+            assert (g_query is None) == (g is None)
+            if g is None or w is None or g_query is None:
                 continue
+            assert np.array_equal(g_query.at(np.arange(len(grown.rows))), g)
             by_unit = {u.unit_id: g[grown.row_of[u.unit_id]] for u in whole.units}
             assert by_unit == {u.unit_id: w[r] for r, u in enumerate(whole.units)}
             for flt in [None, *filters]:
@@ -70,6 +73,7 @@ def _same(grown: LexicalIndex, whole: LexicalIndex) -> None:
                 g_top = [(grown.rows[r].unit_id, s) for r, s in grown.top(g, 10, g_mask)]
                 w_top = [(whole.rows[r].unit_id, s) for r, s in whole.top(w, 10, w_mask)]
                 assert g_top == w_top
+                assert g_query.top(10, g_mask) == grown.top(g, 10, g_mask)
     assert grown.columns.values("lang") == whole.columns.values("lang")
     for flt in filters:
         assert flt is not None

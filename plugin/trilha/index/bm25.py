@@ -27,7 +27,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +82,9 @@ class TermMatrix:
     rows: Ints
     tf: Floats
     lengths: Ints
+    _peaks: dict[int, tuple[Floats, Ints]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, tokens: Sequence[Sequence[str]]) -> TermMatrix:
@@ -107,6 +110,24 @@ class TermMatrix:
         return self.rows[self.indptr[t] : self.indptr[t + 1]], self.tf[
             self.indptr[t] : self.indptr[t + 1]
         ]
+
+    def peaks(self, term: str) -> tuple[Floats, Ints]:
+        """Each count ``term`` has in some row and the shortest row with that count: the rows
+        among which one scores the most for ``term``, whatever ``k1``, ``b`` and the average
+        length (saturation grows with the count and falls with the length). Found on first
+        use, then kept; empty when absent."""
+        t = self.vocab.get(term)
+        if t is None:
+            return _NO_TF, _NO_ROWS
+        known = self._peaks.get(t)
+        if known is None:
+            span = slice(self.indptr[t], self.indptr[t + 1])
+            counts = self.tf[span].astype(np.int64)
+            shortest = np.full(int(counts.max()) + 1, np.iinfo(np.int64).max)
+            np.minimum.at(shortest, counts, self.lengths[self.rows[span]])
+            held = np.flatnonzero(shortest < np.iinfo(np.int64).max)
+            known = self._peaks[t] = (held.astype(np.float64), shortest[held])
+        return known
 
     # -- persistence ------------------------------------------------------------------------
     def save(self, folder: Path) -> None:
@@ -194,6 +215,13 @@ class Segments:
             keep = self.alive[rows]
             rows, tf = rows[keep], tf[keep]
         return rows, tf
+
+    def peaks(self, term: str) -> tuple[Floats, Ints]:
+        """:meth:`TermMatrix.peaks` of every segment together (dead rows included: a bound)."""
+        found = [part.peaks(term) for part in self.parts]
+        if len(found) == 1:
+            return found[0]
+        return np.concatenate([c for c, _ in found]), np.concatenate([n for _, n in found])
 
     def scores(
         self,

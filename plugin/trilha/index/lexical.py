@@ -18,6 +18,11 @@ store's order, so scores and ties are those of an index built whole from the liv
 :mod:`trilha.index.lexical_store`, which keeps the index at the store's generation and saves
 it). Filters are applied to the score vector before top-k selection, so a unit outside the
 filter can never be returned, not even with a zero score.
+
+A search does not score every row: :meth:`LexicalIndex.query` takes its top ``k`` by MaxScore
+(:mod:`trilha.index.maxscore`), which skips the rows that cannot make it and returns what
+:meth:`LexicalIndex.top` takes from :meth:`LexicalIndex.score_all` (the same rows, order and
+floats); the filter mask and the visibility restrict the rows it takes in the same way.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import numpy.typing as npt
 from trilha.index.bm25 import Ints, Segments, TermMatrix, VisibleStats
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.language import primary_code
+from trilha.index.maxscore import Bm25Query
 from trilha.index.tokenize import base_lang, tokenize_query
 from trilha.types import TextUnit
 
@@ -329,6 +335,23 @@ class LexicalIndex:
         # the most frequent language's analysis keeps BM25 multiplicities
         return tokenize_query(text, self._view(visible).langs)
 
+    def query(
+        self,
+        text: str,
+        visible: BoolArray | None = None,
+        k1: float | None = None,
+        b: float | None = None,
+    ) -> Bm25Query | None:
+        """``text`` as a BM25 query over the ``visible`` rows (all rows: None) with the search's
+        ``k1`` and ``b`` (None: the index's): its :meth:`~Bm25Query.top` rows without scoring
+        every row, and the score of any row (:meth:`~Bm25Query.at`), those of
+        :meth:`score_all`. None when no query term is indexed."""
+        if not self._terms.parts:
+            return None
+        tokens, view = self._tokens(text, visible)
+        k1, b = self.k1 if k1 is None else k1, self.b if b is None else b
+        return Bm25Query.of(self._terms, tokens, view.rows, view.stats, k1, b)
+
     def score_all(
         self,
         text: str,
@@ -341,11 +364,15 @@ class LexicalIndex:
         outside ``visible`` (and dead rows) score 0. None when no query term is indexed."""
         if not self._terms.parts:
             return None
-        view = self._view(visible)
-        # held tokens only: the query's language is detected where it changes them
-        tokens = tokenize_query(text, view.langs, self._terms.holds)
+        tokens, view = self._tokens(text, visible)
         k1, b = self.k1 if k1 is None else k1, self.b if b is None else b
         return self._terms.scores(tokens, view.rows, view.stats, k1, b)
+
+    def _tokens(self, text: str, visible: BoolArray | None) -> tuple[list[str], _View]:
+        """The held tokens of ``text`` (the query's language is detected only where it changes
+        them) and the view of the ``visible`` rows."""
+        view = self._view(visible)
+        return tokenize_query(text, view.langs, self._terms.holds), view
 
     @staticmethod
     def top(

@@ -406,15 +406,16 @@ def bm25_side(
     with the statistics of the rows the caller may see (``visible``; all rows: None) and the
     fusion's ``k1`` and ``b`` (None: the index's)."""
     start = time.perf_counter()
-    everything = lexical.score_all(text, visible, k1, b)
-    rows = lexical.top(everything, n, mask)
+    query = lexical.query(text, visible, k1, b)
+    rows = query.top(n, mask) if query is not None else []
     scores = {lexical.rows[r].unit_id: s for r, s in rows}
 
     def fill(unit_ids: Sequence[str]) -> dict[str, float]:
-        if everything is None:
+        if query is None:
             return {}
-        rows_of = ((u, lexical.row_of.get(u)) for u in unit_ids)
-        return {u: float(everything[r]) for u, r in rows_of if r is not None}
+        found = [(u, r) for u in unit_ids if (r := lexical.row_of.get(u)) is not None]
+        at = query.at(np.array([r for _, r in found], dtype=np.int64))
+        return {u: s for (u, _), s in zip(found, at.tolist(), strict=True)}
 
     stage = StageTrace(name="bm25", latency_ms=elapsed_ms(start), count=len(scores))
     return SideResult(scores, [stage], fill)
