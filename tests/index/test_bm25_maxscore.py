@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trilha.index import maxscore
+from trilha.index import bm25, maxscore
 from trilha.index.bm25 import Segments, TermMatrix, VisibleStats
 from trilha.index.columns import BoolArray
 from trilha.index.lexical import LexicalIndex
@@ -147,3 +147,17 @@ def test_peaks_are_each_count_and_its_shortest_row() -> None:
     counts, shortest = matrix.peaks("x")
     assert counts.tolist() == [1.0, 2.0] and shortest.tolist() == [1, 2]
     assert matrix.peaks("nowhere")[0].size == 0
+
+
+def test_joined_postings_are_kept_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A segmented index keeps the postings it joined for the terms last searched, dropping the
+    oldest past :data:`bm25.LIVE_POSTINGS`; what it returns is the same either way."""
+    monkeypatch.setattr(bm25, "LIVE_POSTINGS", 4)
+    segments = _segments([["a", "b"], ["a"], ["b", "c"], ["a", "c"], ["a"]], [2], [4])
+    assert segments.postings("a")[0].tolist() == [0, 1, 3]
+    assert segments.postings("b")[0].tolist() == [0, 2]
+    assert list(segments._live) == ["b"]  # 5 postings kept: the oldest, "a", dropped
+    assert segments.postings("a")[0].tolist() == [0, 1, 3]
+    assert segments.postings("nowhere")[0].size == 0
+    for tokens in (["a", "c"], ["b"], ["c", "c", "a"]):
+        _check(segments, tokens, None, None, 2)

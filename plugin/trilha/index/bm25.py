@@ -18,7 +18,11 @@ its own rows, and a tombstone mask of the rows deleted (or replaced) since. ``N`
 are taken over the live visible rows of every segment together, so a segmented index scores
 exactly as one matrix of its live rows would (the same floats: df and length sums are
 integers, the per-row arithmetic is the same). :meth:`Segments.merged` folds the segments
-into one matrix without their dead rows, in the same row order.
+into one matrix without their dead rows, in the same row order; until then a snapshot keeps
+the live postings it joined for the terms last searched (:data:`LIVE_POSTINGS`).
+
+A search's top ``k`` need not score every row (:mod:`trilha.index.maxscore`): each term's
+:meth:`TermMatrix.peaks` bound what one row can get from it.
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ from trilha.index.columns import BoolArray
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+#: Postings of several segments (or with dead rows) a :class:`Segments` keeps joined, for the
+#: terms last searched: 16 bytes each (64 MiB), the common terms most queries share.
+LIVE_POSTINGS = 1 << 22
 
 _NO_ROWS: Ints = np.zeros(0, dtype=np.int64)
 _NO_TF: Floats = np.zeros(0, dtype=np.float64)
@@ -164,6 +172,9 @@ class Segments:
     starts: tuple[int, ...]
     lengths: Ints
     alive: BoolArray | None = None
+    _live: dict[str, tuple[Ints, Floats]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, matrix: TermMatrix) -> Segments:
@@ -201,9 +212,28 @@ class Segments:
         return self.postings(term)[0].size > 0
 
     def postings(self, term: str) -> tuple[Ints, Floats]:
-        """The live rows holding ``term`` in every segment, in row order, and its counts."""
+        """The live rows holding ``term`` in every segment, in row order, and its counts (of
+        several segments or with dead rows: kept for the next queries, up to
+        :data:`LIVE_POSTINGS` postings)."""
         if len(self.parts) == 1 and self.alive is None:
             return self.parts[0].postings(term)
+        known = self._live.get(term)
+        if known is None:
+            known = self._joined_postings(term)
+            if not known[0].size:
+                return known
+            self._live[term] = known
+            kept = list(self._live.items())  # oldest first
+            over = sum(rows.size for _, (rows, _) in kept) - LIVE_POSTINGS
+            for oldest, (rows, _) in kept[:-1]:
+                if over <= 0:
+                    break
+                self._live.pop(oldest, None)  # another search may have dropped it
+                over -= rows.size
+        return known
+
+    def _joined_postings(self, term: str) -> tuple[Ints, Floats]:
+        """:meth:`postings`, found in each segment."""
         found = [(rows + start if start else rows, tf)
                  for part, start in zip(self.parts, self.starts, strict=True)
                  for rows, tf in [part.postings(term)] if rows.size]  # fmt: skip

@@ -76,6 +76,8 @@ class Bm25Query:
         held = [(t, c, p) for t, c in counts if (p := segments.postings(t))[0].size]
         if not held or stats.n == 0:
             return None
+        if visible is segments.alive:
+            visible = None  # every live row (the postings hold no other)
         terms = []
         for token, count, (rows, tf) in held:
             df = rows.size if visible is None else int(np.count_nonzero(visible[rows]))
