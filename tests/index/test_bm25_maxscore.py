@@ -16,11 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trilha.index import bm25, maxscore
-from trilha.index.bm25 import Segments, TermMatrix, VisibleStats
+from trilha.index import bm25
+from trilha.index.bm25 import Bm25Query, Segments, TermMatrix, VisibleStats
 from trilha.index.columns import BoolArray
 from trilha.index.lexical import LexicalIndex
-from trilha.index.maxscore import Bm25Query
 
 #: The seeds of the first threshold and the sort/sum switch, small and large, so that
 #: examples of a few hundred rows take every path (a weak first threshold, both gathers).
@@ -30,8 +29,8 @@ TUNINGS = [(256, 8), (1, 8), (3, 10**9), (1, 1)]
 @pytest.fixture(params=TUNINGS, ids=lambda t: f"seeds{t[0]}-dense{t[1]}")
 def tuning(request: pytest.FixtureRequest) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(maxscore, "SEEDS", request.param[0])
-        patch.setattr(maxscore, "DENSE", request.param[1])
+        patch.setattr(bm25, "SEEDS", request.param[0])
+        patch.setattr(bm25, "DENSE", request.param[1])
         yield
 
 

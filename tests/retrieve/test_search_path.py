@@ -32,16 +32,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "plugin" / "trilha"
 #: in one module, 21 with no needless work at query time: the fusion resolved once per language
 #: and request, no Weights rebuilt, the query's entities found only when the graph is read, one
 #: TTL cache; the index, encoder (three for these tests' ONNX one), graph and access modules the
-#: sides call are most of them; 22 since the lexical side takes its top k by MaxScore, in a
-#: module of its own, rather than scoring every row).
-MOST_FILES = 22
+#: sides call are most of them; the lexical side's top k by MaxScore is in index/bm25.py, already
+#: on the path).
+MOST_FILES = 21
 #: Files it passes through on the calling thread (the sides run on their own): 22 before, 12
 #: after, 13 since the lexical index grows by segments: its row lookups (the live row of a unit
 #: id, the unit of a row), which the hits are filled from, are its own classes where they were a
-#: dict and a tuple (the file was already on the path, on the lexical side's thread); 15 since
-#: the BM25 scores the hits are filled with are computed for those rows (index/maxscore.py,
-#: with index/bm25.py's formula), where they were read from an array of every row's.
-MOST_FILES_CALLING = 15
+#: dict and a tuple (the file was already on the path, on the lexical side's thread); 14 since
+#: the BM25 scores the hits are filled with are computed for those rows (index/bm25.py), where
+#: they were read from an array of every row's.
+MOST_FILES_CALLING = 14
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ it). Filters are applied to the score vector before top-k selection, so a unit o
 filter can never be returned, not even with a zero score.
 
 A search does not score every row: :meth:`LexicalIndex.query` takes its top ``k`` by MaxScore
-(:mod:`trilha.index.maxscore`), which skips the rows that cannot make it and returns what
+(:class:`~trilha.index.bm25.Bm25Query`), which skips the rows that cannot make it and returns what
 :meth:`LexicalIndex.top` takes from :meth:`LexicalIndex.score_all` (the same rows, order and
 floats); the filter mask and the visibility restrict the rows it takes in the same way.
 """
@@ -37,10 +37,9 @@ from typing import NamedTuple, overload
 import numpy as np
 import numpy.typing as npt
 
-from trilha.index.bm25 import Ints, Segments, TermMatrix, VisibleStats
+from trilha.index.bm25 import Bm25Query, Ints, Segments, TermMatrix, VisibleStats
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.language import primary_code
-from trilha.index.maxscore import Bm25Query
 from trilha.index.tokenize import base_lang, tokenize_query
 from trilha.types import TextUnit
 
