@@ -22,15 +22,18 @@ from trilha.index.columns import BoolArray
 from trilha.index.lexical import LexicalIndex
 
 #: The seeds of the first threshold and the sort/sum switch, small and large, so that
-#: examples of a few hundred rows take every path (a weak first threshold, both gathers).
-TUNINGS = [(256, 8), (1, 8), (3, 10**9), (1, 1)]
+#: examples of a few hundred rows take every path (a weak first threshold, both gathers), and
+#: the size below which every row is scored: pruning forced (0), or every row (the default,
+#: far above these examples).
+TUNINGS = [(256, 8, 0), (1, 8, 0), (3, 10**9, 0), (1, 1, 0), (256, 8, bm25.EVERY_ROW_BELOW)]
 
 
-@pytest.fixture(params=TUNINGS, ids=lambda t: f"seeds{t[0]}-dense{t[1]}")
+@pytest.fixture(params=TUNINGS, ids=lambda t: f"seeds{t[0]}-dense{t[1]}-every{t[2]}")
 def tuning(request: pytest.FixtureRequest) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(bm25, "SEEDS", request.param[0])
         patch.setattr(bm25, "DENSE", request.param[1])
+        patch.setattr(bm25, "EVERY_ROW_BELOW", request.param[2])
         yield
 
 

@@ -37,7 +37,7 @@ from typing import NamedTuple, overload
 import numpy as np
 import numpy.typing as npt
 
-from trilha.index.bm25 import Bm25Query, Ints, Segments, TermMatrix, VisibleStats
+from trilha.index.bm25 import Bm25Query, Ints, Segments, TermMatrix, VisibleStats, top_rows
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.language import primary_code
 from trilha.index.tokenize import base_lang, tokenize_query
@@ -384,16 +384,7 @@ class LexicalIndex:
             return []
         if mask is not None:
             scores = np.where(mask, scores, 0.0)
-        positive = np.flatnonzero(scores > 0)
-        found = scores[positive]
-        if positive.size > k:
-            kth = np.partition(found, positive.size - k)[positive.size - k]
-            # every row above the k-th score, then the first rows that tie with it
-            tied = np.flatnonzero(found == kth)[: k - int(np.count_nonzero(found > kth))]
-            chosen = np.sort(np.concatenate([np.flatnonzero(found > kth), tied]))
-            positive, found = positive[chosen], found[chosen]
-        order = np.argsort(-found, kind="stable")  # rows in order: ties by row
-        return list(zip(positive[order].tolist(), found[order].tolist(), strict=True))
+        return top_rows(scores, k)
 
     @property
     def matrix(self) -> TermMatrix | None:
