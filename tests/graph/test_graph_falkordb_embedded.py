@@ -61,6 +61,27 @@ def test_data_persists_across_restarts(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_stop_after_reads_alone_saves_no_snapshot(tmp_path: Path) -> None:
+    store = FalkorDBStore.embedded(tmp_path / "g")
+    store.write("UNWIND range(1, 50) AS i CREATE (:Entity {id: toString(i)})")
+    store.close()
+    snapshot = tmp_path / "g" / "graph.rdb"
+    saved = snapshot.stat().st_mtime_ns  # a stop after writes saves the graph
+
+    reader = FalkorDBStore.embedded(tmp_path / "g")
+    assert reader.run("MATCH (e:Entity) RETURN count(e) AS n") == [{"n": 50}]
+    reader.close()
+    assert snapshot.stat().st_mtime_ns == saved  # nothing written: nothing saved
+
+    writer = FalkorDBStore.embedded(tmp_path / "g")
+    writer.write("CREATE (:Entity {id: 'late'})")
+    writer.close()
+    assert snapshot.stat().st_mtime_ns > saved
+    again = FalkorDBStore.embedded(tmp_path / "g")
+    assert again.run("MATCH (e:Entity) RETURN count(e) AS n") == [{"n": 51}]
+    again.close()
+
+
 def test_long_data_path_uses_a_short_socket(tmp_path: Path) -> None:
     deep = tmp_path / ("x" * 60) / ("y" * 60)
     store = FalkorDBStore.embedded(deep)

@@ -50,16 +50,37 @@ def detached(args: list[str], stdin: int, fd: int) -> subprocess.Popen[bytes]:
     )
 
 
-def compact_aof(sock: str, min_growth: int = 1 << 20, timeout_s: float = 120.0) -> None:
-    """Rewrite the append-only file into an RDB base when it grew by ``min_growth`` bytes.
-
-    Redis replays the AOF's incremental part query by query when it starts; after a rewrite
-    it loads the compact base instead, so a graph reopens in milliseconds, not minutes.
-    """
+def unsaved_changes(sock: str) -> int | None:
+    """The writes the server on ``sock`` counted since its last snapshot (None: no answer).
+    Reads leave it; a start counts the writes it replays from the append-only file."""
     try:
         import redis
 
         client = redis.Redis(unix_socket_path=sock, socket_timeout=10)
+        try:
+            return int(client.info("persistence")["rdb_changes_since_last_save"])
+        finally:
+            client.close()
+    except Exception:  # best effort: without it the server saves on stop as before
+        return None
+
+
+def prepare_stop(own: Ownership, min_growth: int = 1 << 20, timeout_s: float = 120.0) -> None:
+    """Before the owner stops the server: rewrite the append-only file into an RDB base when it
+    grew by ``min_growth`` bytes, and drop the final snapshot when nothing was written since the
+    owner took the server.
+
+    Redis replays the AOF's incremental part query by query when it starts; after a rewrite it
+    loads the compact base instead, so a graph reopens in milliseconds, not minutes. A server
+    stopped by SIGTERM also saves ``graph.rdb`` whole, which takes longer the larger the graph;
+    when the count of unsaved writes is the one it had when the owner took it, the process only
+    read, so the save is skipped (the append-only file, which a start loads, holds every write
+    either way).
+    """
+    try:
+        import redis
+
+        client = redis.Redis(unix_socket_path=own.socket, socket_timeout=10)
         info = client.info("persistence")
         if int(info.get("aof_current_size", 0)) - int(info.get("aof_base_size", 0)) >= min_growth:
             client.bgrewriteaof()
@@ -71,9 +92,11 @@ def compact_aof(sock: str, min_growth: int = 1 << 20, timeout_s: float = 120.0) 
                 ):
                     break
                 time.sleep(0.02)
+        if own.changes_at_start == info.get("rdb_changes_since_last_save"):
+            client.config_set("save", "")  # no save points: SIGTERM then writes no snapshot
         client.close()
     except Exception as e:  # best effort: the AOF itself is intact either way
-        logger.warning("could not compact the FalkorDB append-only file: %s", e)
+        logger.warning("could not prepare the FalkorDB server's stop: %s", e)
 
 
 def watch(data_dir: Path, pid: int, grace_s: float) -> subprocess.Popen[bytes]:
@@ -107,6 +130,8 @@ class Ownership:
     creator: int = field(default_factory=os.getpid)
     #: Set once the owner lets go of the server (:func:`release`): its end is no death.
     released: bool = False
+    #: :func:`unsaved_changes` when the owner took the running server (None: unknown).
+    changes_at_start: int | None = None
 
     def alive(self) -> bool:
         """True while the server runs (an adopted one holds the server lock while it lives)."""
@@ -134,7 +159,8 @@ class Ownership:
 
 
 def release(own: Ownership, *, kill: bool = False) -> None:
-    """Compact the AOF, stop the server (SIGTERM: it saves; SIGKILL after the grace period),
+    """Compact the AOF, stop the server (SIGTERM: it saves, unless :func:`prepare_stop` found
+    nothing to save; SIGKILL after the grace period),
     remove the record, pointer and socket, and release the owner lock.
 
     ``kill=True`` is for a server that stopped answering: SIGKILL at once, no compaction and no
@@ -148,7 +174,7 @@ def release(own: Ownership, *, kill: bool = False) -> None:
             own.signal(signal.SIGKILL)
             own.wait(5)
         elif own.alive():
-            compact_aof(own.socket)
+            prepare_stop(own)
         if own.watchdog.poll() is None and own.watchdog.stdin is not None:
             own.watchdog.stdin.close()  # end of file: the watchdog sends SIGTERM
         else:

@@ -44,7 +44,14 @@ from trilha.graph.stores.falkordb_folder import (
     try_lock,
     write_record,
 )
-from trilha.graph.stores.falkordb_ownership import Ownership, bury, detached, release, watch
+from trilha.graph.stores.falkordb_ownership import (
+    Ownership,
+    bury,
+    detached,
+    release,
+    unsaved_changes,
+    watch,
+)
 from trilha.graph.stores.falkordb_revival import Reviver
 from trilha.graph.stores.process import terminate
 
@@ -180,6 +187,7 @@ class EmbeddedFalkorServer:
         self._take(own)
         if own.child is not None:
             self._wait_ready(own.child, deadline)
+        own.changes_at_start = unsaved_changes(own.socket)
         logger.info("embedded FalkorDB pid %s on %s", own.pid, own.socket)
         return own.socket
 
@@ -222,6 +230,7 @@ class EmbeddedFalkorServer:
                 own.signal(signal.SIGKILL)
                 own.wait(5)
                 raise BackendUnavailableError(self._not_started())
+            own.changes_at_start = unsaved_changes(own.socket)
             self.revivals += 1
         logger.warning(
             "embedded FalkorDB pid %s in %s died; restarted as pid %s", old.pid, self.data_dir,
