@@ -411,7 +411,7 @@ def _recall(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, float]
 
 
 #: The graph search widths the scale test compares (recall against P50).
-EF_SWEEP = (64, 128, 256, 512)
+EF_SWEEP = (64, 128, 256, 512, 1024)
 
 
 def _ef_sweep(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, Any] | None:
