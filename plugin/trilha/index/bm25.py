@@ -275,25 +275,8 @@ class Segments:
         """BM25 of every row for a query's tokens, with ``N``, df and avgdl over the ``visible``
         live rows (all live rows: None; ``stats`` are theirs); other rows score 0. None: no
         query term is held by a live row."""
-        terms = [(p, c) for t, c in query_counts(tokens).items() if (p := self.postings(t))[0].size]
-        if not terms or stats.n == 0:
-            return None
-        # every term's contributions summed in one pass, in term order: the same additions, in
-        # the same order, as one scatter per term (bitwise the same scores), ~0.77x the time
-        # at a million units
-        rows_of, parts = [], []
-        for (rows, tf), count in terms:
-            if visible is not None:
-                keep = visible[rows]
-                rows, tf = rows[keep], tf[keep]
-            if rows.size:
-                part = saturation(tf, self.lengths[rows], stats.avgdl, k1, b)
-                rows_of.append(rows)
-                parts.append(count * idf(int(rows.size), stats.n) * part)
-        if not rows_of:
-            return np.zeros(self.n, dtype=np.float64)
-        summed = np.bincount(np.concatenate(rows_of), np.concatenate(parts), self.n)
-        return np.asarray(summed, dtype=np.float64)  # already float64 (weights): no copy
+        query = Bm25Query.of(self, tokens, visible, stats, k1, b)
+        return None if query is None else query.every_row
 
     def merged(self) -> TermMatrix:
         """One matrix of the live rows, renumbered in row order (each term's rows in row order,
@@ -356,12 +339,12 @@ SLACK = 1e-9
 
 @dataclass(frozen=True)
 class Term:
-    """A query term over the visible live rows: its postings, its weight and its bound."""
+    """A query term over the visible live rows: its postings and its weight."""
 
+    token: str
     rows: Ints  # the visible live rows holding the term, in row order
     tf: Floats  # the term's count in each
     weight: float  # the query count times the IDF over the visible rows
-    bound: float  # the most a visible row gets from the term
 
 
 @dataclass(frozen=True)
@@ -369,7 +352,7 @@ class Bm25Query:
     """A query's terms (in query order) and the statistics they are scored with."""
 
     terms: tuple[Term, ...]  # each over the visible rows only
-    lengths: Ints
+    segments: Segments
     avgdl: float
     k1: float
     b: float
@@ -393,29 +376,32 @@ class Bm25Query:
             return None
         if visible is segments.alive:
             visible = None  # every live row (the postings hold no other)
-        pruned = segments.lengths.size >= EVERY_ROW_BELOW
         terms = []
         for token, count, (rows, tf) in held:
             if visible is not None:
                 seen = visible[rows]
                 rows, tf = rows[seen], tf[seen]
             if rows.size:
-                weight = count * idf(rows.size, stats.n)
-                best = math.inf  # no bound needed where every row is scored
-                if pruned:
-                    tfs, shortest = segments.peaks(token)
-                    best = float(saturation(tfs, shortest, stats.avgdl, k1, b).max())
-                terms.append(Term(rows, tf, weight, weight * best))
-        return cls(tuple(terms), segments.lengths, stats.avgdl, k1, b)
+                terms.append(Term(token, rows, tf, count * idf(rows.size, stats.n)))
+        return cls(tuple(terms), segments, stats.avgdl, k1, b)
+
+    @property
+    def lengths(self) -> Ints:
+        """Every row's length (in tokens)."""
+        return self.segments.lengths
 
     def _part(self, term: Term, tf: Floats, rows: Ints) -> Floats:
-        """``term``'s part of the score of ``rows`` (that hold it ``tf`` times): the floats
-        of :meth:`Segments.scores`."""
+        """``term``'s part of the score of ``rows`` (that hold it ``tf`` times)."""
         return term.weight * saturation(tf, self.lengths[rows], self.avgdl, self.k1, self.b)
+
+    def _bound(self, term: Term) -> float:
+        """The most one visible row gets from ``term`` (from :meth:`Segments.peaks`)."""
+        tfs, shortest = self.segments.peaks(term.token)
+        return term.weight * float(saturation(tfs, shortest, self.avgdl, self.k1, self.b).max())
 
     def at(self, rows: Ints) -> Floats:
         """The exact score of each of ``rows`` (0 outside the visible rows): each term's part
-        added in query order, as :meth:`Segments.scores` adds them."""
+        added in query order, as :attr:`every_row` adds them."""
         if self.lengths.size < EVERY_ROW_BELOW:
             return self.every_row[rows]
         out = np.zeros(rows.size, dtype=np.float64)
@@ -440,8 +426,9 @@ class Bm25Query:
     @cached_property
     def every_row(self) -> Floats:
         """Every row's score (0 outside the visible rows), each term's parts added in query
-        order in one ``bincount``: the floats of :meth:`Segments.scores`; made once, for indexes
-        below :data:`EVERY_ROW_BELOW` rows, whose searches score every row."""
+        order in one ``bincount`` (the same additions, in the same order, as one scatter per
+        term); made once. :meth:`Segments.scores`, and the searches of indexes below
+        :data:`EVERY_ROW_BELOW` rows, which score every row."""
         if not self.terms:
             return np.zeros(self.lengths.size, dtype=np.float64)
         kept = [(term, *self._kept(term, None)) for term in self.terms]
@@ -451,9 +438,10 @@ class Bm25Query:
 
     def _candidates(self, k: int, mask: BoolArray | None) -> Ints:
         """Rows (in row order) among which the top ``k`` are."""
-        terms = sorted(self.terms, key=lambda t: -t.bound)
+        bounded = sorted(((self._bound(t), t) for t in self.terms), key=lambda p: -p[0])
+        terms = [t for _, t in bounded]
         # left[i]: the most a row can get from terms[i:]
-        left = [*np.cumsum([t.bound for t in reversed(terms)])[::-1].tolist(), 0.0]
+        left = [*np.cumsum([bound for bound, _ in reversed(bounded)])[::-1].tolist(), 0.0]
         floor = self._floor(terms, k, mask)
         # the terms whose rows may all be candidates: a row none of them holds is below floor
         wide = next((i for i, rest in enumerate(left) if _below(rest, floor)), len(terms))

@@ -347,7 +347,9 @@ class LexicalIndex:
         :meth:`score_all`. None when no query term is indexed."""
         if not self._terms.parts:
             return None
-        tokens, view = self._tokens(text, visible)
+        view = self._view(visible)
+        # held tokens only: the query's language is detected where it changes them
+        tokens = tokenize_query(text, view.langs, self._terms.holds)
         k1, b = self.k1 if k1 is None else k1, self.b if b is None else b
         return Bm25Query.of(self._terms, tokens, view.rows, view.stats, k1, b)
 
@@ -361,17 +363,8 @@ class LexicalIndex:
         """The BM25 score of every row for ``text``, with the statistics of the ``visible``
         rows (all rows: None) and the search's ``k1`` and ``b`` (None: the index's); rows
         outside ``visible`` (and dead rows) score 0. None when no query term is indexed."""
-        if not self._terms.parts:
-            return None
-        tokens, view = self._tokens(text, visible)
-        k1, b = self.k1 if k1 is None else k1, self.b if b is None else b
-        return self._terms.scores(tokens, view.rows, view.stats, k1, b)
-
-    def _tokens(self, text: str, visible: BoolArray | None) -> tuple[list[str], _View]:
-        """The held tokens of ``text`` (the query's language is detected only where it changes
-        them) and the view of the ``visible`` rows."""
-        view = self._view(visible)
-        return tokenize_query(text, view.langs, self._terms.holds), view
+        query = self.query(text, visible, k1, b)
+        return None if query is None else query.every_row
 
     @staticmethod
     def top(
