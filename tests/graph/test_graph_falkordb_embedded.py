@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import make_docs
 from tests.graph.process_helpers import wait_dead
 from trilha.errors import BackendUnavailableError, BadRequestError
+from trilha.graph.stores import factory
+from trilha.graph.stores.factory import open_ahead
 from trilha.graph.stores.falkordb import EmbeddedFalkorServer, FalkorDBStore
+from trilha.settings import TrilhaSettings
+from trilha.workspace import Workspace
 
 
 def test_starts_fast_and_leaves_no_orphan(tmp_path: Path) -> None:
@@ -125,3 +130,42 @@ def test_parameters_falkordb_cannot_carry(tmp_path: Path) -> None:
     tricky = "a\\\" ' ` } ) // \n\t 日本 \\"
     assert store.run("RETURN $x AS x", {"x": tricky}) == [{"x": tricky}]
     store.close()
+
+
+def test_a_store_opened_ahead_is_the_one_the_workspace_takes(tmp_path: Path) -> None:
+    """A command about to search starts the graph server before the library is imported; the
+    workspace it opens then takes that store (one server, stopped with the workspace). A
+    workspace with no graph folder gets nothing started, so nothing is created."""
+    settings = TrilhaSettings(graph_backend="falkordb", workspace=tmp_path / "ws")
+    open_ahead(settings)
+    assert not (tmp_path / "ws").exists() and not factory._AHEAD
+    with Workspace.open(tmp_path / "ws", settings, create=True) as ws:
+        ws.ingest(make_docs())
+    open_ahead(settings)
+    open_ahead(settings)  # one opening per folder
+    ((_, opening),) = factory._AHEAD.items()
+    store = opening.result(timeout=30)
+    assert isinstance(store, FalkorDBStore) and store.server is not None
+    pid = store.server.pid
+    assert pid is not None
+    with Workspace.open(tmp_path / "ws", settings) as ws:
+        assert not factory._AHEAD
+        assert ws.graph is not None and ws.graph.store is store
+        result = ws.search("prazo prescricional da cobrança")
+        assert result.hits and not result.trace.warnings
+    assert wait_dead(pid)
+
+
+def test_a_store_that_failed_ahead_degrades_the_search_as_a_late_one_would(
+    tmp_path: Path,
+) -> None:
+    settings = TrilhaSettings(graph_backend="falkordb", workspace=tmp_path / "ws")
+    with Workspace.open(tmp_path / "ws", settings, create=True) as ws:
+        ws.ingest(make_docs())
+    manifest = tmp_path / "ws" / "graph" / "appendonlydir" / "appendonly.aof.manifest"
+    manifest.write_text("not a manifest\n")  # the server refuses to start
+    open_ahead(settings)
+    with Workspace.open(tmp_path / "ws", settings) as ws:
+        assert not factory._AHEAD and ws.graph is None
+        assert ws.graph_warning is not None and "graph unavailable" in ws.graph_warning
+        assert ws.search("prazo prescricional da cobrança").hits

@@ -64,12 +64,18 @@ def open_workspace(
     args: argparse.Namespace, *, create: bool = False, repair: bool = True, search: bool = False
 ) -> Any:
     """The workspace of ``--workspace``; only commands that write (ingest, demo) create one.
-    Commands that ``search`` at once have the encoder load while the workspace opens."""
+    Commands that ``search`` at once have the graph server start while the library is
+    imported, and the encoder load while the workspace opens."""
+    settings = settings_of(args)
+    if search:
+        from trilha.graph.stores.factory import open_ahead
+
+        open_ahead(settings)  # the graph server starts while the rest is imported
     from trilha.workspace import Workspace
     from trilha.workspace.compose import searching_next
 
     with searching_next() if search else nullcontext():
-        return Workspace.open(settings=settings_of(args), create=create, repair=repair)
+        return Workspace.open(settings=settings, create=create, repair=repair)
 
 
 def principal_of(args: argparse.Namespace, workspace: Path) -> Any:

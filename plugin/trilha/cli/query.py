@@ -98,8 +98,6 @@ def _json_filters(text: str) -> dict[str, Any]:
 
 def cmd_query(args: argparse.Namespace) -> int:
     """Search the workspace."""
-    from trilha.cli.render import render_result
-
     with open_workspace(args, search=True) as ws:
         if len(ws) == 0:
             raise BadRequestError(
@@ -118,5 +116,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         if args.json:
             print(result.model_dump_json(indent=2))
         else:
+            from trilha.cli.render import render_result
+
             print(render_result(result))
     return 0

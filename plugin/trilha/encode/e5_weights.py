@@ -9,8 +9,11 @@ holds weight ``j`` in its low nibble and weight ``j + 16`` in its high one.
 
 from __future__ import annotations
 
+import mmap
+import os
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 from pathlib import Path
 
@@ -41,10 +44,12 @@ class Shape:
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The unigram vocabulary: pieces, their log-probabilities, the special ids, and the
+    """The unigram vocabulary: pieces (UTF-8, back to back in ``blob``; piece ``i`` is
+    ``blob[offsets[i]:offsets[i + 1]]``), their log-probabilities, the special ids, and the
     normaliser's map from a code point to its replacement text."""
 
-    pieces: list[str]
+    blob: bytes
+    offsets: npt.NDArray[np.uint32]
     scores: npt.NDArray[np.float32]
     bos: int
     eos: int
@@ -52,9 +57,29 @@ class Vocabulary:
     unk: int
     normalise: dict[int, str]
 
+    def __len__(self) -> int:
+        return int(self.offsets.size) - 1
+
+    @cached_property
+    def pieces(self) -> list[str]:
+        """Every piece as text, in id order (250k strings: made on first use, for the passages'
+        tokeniser; a process that only searches looks pieces up in a :class:`PieceTable`)."""
+        bounds = self.offsets.tolist()  # Python ints: slicing with numpy scalars is slower
+        return [self.blob[a:b].decode("utf-8") for a, b in pairwise(bounds)]
+
+    def piece_bytes(self, i: int) -> bytes:
+        """Piece ``i`` in UTF-8."""
+        return self.blob[int(self.offsets[i]) : int(self.offsets[i + 1])]
+
+    def longest(self) -> int:
+        """The most characters a piece has."""
+        chars = np.zeros(len(self.blob) + 1, dtype=np.int64)  # code points before each byte
+        np.cumsum((np.frombuffer(self.blob, np.uint8) & 0xC0) != 0x80, out=chars[1:])
+        return int(np.diff(chars[self.offsets.astype(np.int64)]).max(initial=0))
+
 
 class _Cursor:
-    def __init__(self, data: bytes, at: int = 0) -> None:
+    def __init__(self, data: bytes | mmap.mmap, at: int = 0) -> None:
         self.data, self.at = data, at
 
     def read(self, fmt: str) -> tuple[int | float, ...]:
@@ -73,25 +98,36 @@ def _vocabulary(cur: _Cursor) -> Vocabulary:
     n, bos, eos, pad, unk = (int(v) for v in cur.read("5i"))
     (blob_len,) = cur.read("Q")
     offsets = np.frombuffer(cur.take(4 * (n + 1)), np.uint32)
-    scores = np.frombuffer(cur.take(4 * n), np.float32).copy()
+    scores = np.frombuffer(cur.take(4 * n), np.float32)
     blob = cur.take(int(blob_len))
-    bounds = offsets.tolist()  # Python ints: slicing with numpy scalars is several times slower
-    pieces = [blob[a:b].decode("utf-8") for a, b in pairwise(bounds)]
+    starts = np.frombuffer(blob, np.uint8)[offsets[:-1][offsets[:-1] < len(blob)]]
+    if (
+        n < 1
+        or offsets[0] != 0
+        or offsets[-1] != len(blob)
+        or np.any(offsets[1:] < offsets[:-1])
+        or np.any(starts & 0xC0 == 0x80)  # a piece that starts inside a character
+    ):
+        raise ValueError("the vocabulary's piece offsets do not fit its pieces")
+    blob.decode("utf-8")  # so every piece is text: pieces are decoded when used
     n_map, map_len = cur.read("iI")
     entries = _Cursor(cur.take(int(map_len)))
     normalise = {}
     for _ in range(int(n_map)):
         code, count = entries.read("IB")
         normalise[int(code)] = "".join(chr(int(c)) for c in entries.read(f"{count}I"))
-    return Vocabulary(pieces, scores, bos, eos, pad, unk, normalise)
+    return Vocabulary(blob, offsets, scores, bos, eos, pad, unk, normalise)
 
 
 class E5Weights:
-    """The vocabulary and tensors of one packed file, read once into memory."""
+    """The vocabulary and tensors of one packed file, mapped into memory (the pages a search
+    reads, such as its pieces' rows of the word embeddings, are the ones read from disk)."""
 
     def __init__(self, path: Path) -> None:
         try:
-            data = path.read_bytes()
+            with path.open("rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except OSError as e:
             raise ModelLoadError(f"cannot read the e5 model file {path}: {e}") from e
         if data[:4] != MAGIC:

