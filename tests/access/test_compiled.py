@@ -95,6 +95,10 @@ def test_the_row_mask_is_kept_per_snapshot_and_anded_with_filters() -> None:
     assert np.array_equal(with_filter, expected) and with_filter.tolist()[-1] is False
     everyone_public = columns([{"visibility": "public"}] * 3)
     assert policy.sees_all(everyone_public) and not policy.sees_all(new)
+    # a principal who sees every row has no mask to apply: BM25 reads the postings as stored
+    assert policy.row_mask(everyone_public) is None
+    only_pt = policy.row_mask(everyone_public, LANG)
+    assert only_pt is not None and only_pt.tolist() == [True] * 3
 
 
 def test_a_sealed_expression_is_compiled_once_per_backend() -> None:

@@ -153,13 +153,17 @@ def test_peaks_are_each_count_and_its_shortest_row() -> None:
 
 def test_joined_postings_are_kept_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     """A segmented index keeps the postings it joined for the terms last searched, dropping the
-    oldest past :data:`bm25.LIVE_POSTINGS`; what it returns is the same either way."""
-    monkeypatch.setattr(bm25, "LIVE_POSTINGS", 4)
+    least recently searched past :data:`bm25.LIVE_POSTINGS`; what it returns is the same
+    either way."""
+    monkeypatch.setattr(bm25, "LIVE_POSTINGS", 5)
     segments = _segments([["a", "b"], ["a"], ["b", "c"], ["a", "c"], ["a"]], [2], [4])
     assert segments.postings("a")[0].tolist() == [0, 1, 3]
     assert segments.postings("b")[0].tolist() == [0, 2]
-    assert list(segments._live) == ["b"]  # 5 postings kept: the oldest, "a", dropped
-    assert segments.postings("a")[0].tolist() == [0, 1, 3]
+    assert list(segments._live) == ["a", "b"]  # 5 postings: both kept
+    assert segments.postings("a")[0].tolist() == [0, 1, 3]  # searched again: newest
+    assert segments.postings("c")[0].tolist() == [2, 3]
+    assert list(segments._live) == ["a", "c"]  # "b", searched least recently, dropped
+    assert segments._held == [5]
     assert segments.postings("nowhere")[0].size == 0
     for tokens in (["a", "c"], ["b"], ["c", "c", "a"]):
         _check(segments, tokens, None, None, 2)

@@ -78,8 +78,10 @@ class CompiledPolicy:
 
     def row_mask(self, columns: MetaColumns, filters: FilterExpr | None = None) -> BoolArray | None:
         """The rows of ``columns`` (one lexical snapshot) the principal may see and that match
-        ``filters``; None when nothing is excluded."""
-        own = self._snapshot(columns).mask
+        ``filters``; None when nothing is excluded (a principal who sees every row gets no
+        mask to apply: its rows' statistics and postings are those of the whole snapshot)."""
+        seen = self._snapshot(columns)
+        own = None if seen.sees_all else seen.mask
         extra = None if filters is None else columns.mask(filters)
         if own is None or extra is None:
             return extra if own is None else own

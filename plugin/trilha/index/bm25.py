@@ -39,7 +39,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -183,8 +184,12 @@ class Segments:
     starts: tuple[int, ...]
     lengths: Ints
     alive: BoolArray | None = None
-    _live: dict[str, tuple[Ints, Floats]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
+    _live: OrderedDict[str, tuple[Ints, Floats]] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+    _held: list[int] = field(default_factory=lambda: [0], init=False, repr=False, compare=False)
+    _lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
     )
 
     @classmethod
@@ -228,19 +233,21 @@ class Segments:
         :data:`LIVE_POSTINGS` postings)."""
         if len(self.parts) == 1 and self.alive is None:
             return self.parts[0].postings(term)
-        known = self._live.get(term)
-        if known is None:
-            known = self._joined_postings(term)
-            if not known[0].size:
+        with self._lock:
+            known = self._live.get(term)
+            if known is not None:
+                self._live.move_to_end(term)
                 return known
-            self._live[term] = known
-            kept = list(self._live.items())  # oldest first
-            over = sum(rows.size for _, (rows, _) in kept) - LIVE_POSTINGS
-            for oldest, (rows, _) in kept[:-1]:
-                if over <= 0:
-                    break
-                self._live.pop(oldest, None)  # another search may have dropped it
-                over -= rows.size
+        known = self._joined_postings(term)
+        if not known[0].size:
+            return known
+        with self._lock:  # the least recently searched terms go first
+            if term not in self._live:
+                self._live[term] = known
+                self._held[0] += known[0].size
+            while self._held[0] > LIVE_POSTINGS and len(self._live) > 1:
+                _, (rows, _) = self._live.popitem(last=False)
+                self._held[0] -= rows.size
         return known
 
     def _joined_postings(self, term: str) -> tuple[Ints, Floats]:
