@@ -36,7 +36,8 @@ from trilha.index.filters import FilterExpr, sealed
 
 @dataclass(frozen=True)
 class _SnapshotMask:
-    """The rows of one lexical snapshot the principal may see, and whether that is all."""
+    """The rows of one lexical snapshot the principal may see (None: all of them), and whether
+    that is all."""
 
     mask: BoolArray | None
     sees_all: bool
@@ -71,17 +72,17 @@ class CompiledPolicy:
             known = self._masks.get(columns)
         if known is None:
             mask = columns.mask(self.expr)
-            known = _SnapshotMask(mask, columns.keeps_all(mask))
+            sees_all = columns.keeps_all(mask)  # then no mask: BM25 reads the postings as stored
+            known = _SnapshotMask(None if sees_all else mask, sees_all)
             with self._lock:
                 self._masks[columns] = known
         return known
 
     def row_mask(self, columns: MetaColumns, filters: FilterExpr | None = None) -> BoolArray | None:
         """The rows of ``columns`` (one lexical snapshot) the principal may see and that match
-        ``filters``; None when nothing is excluded (a principal who sees every row gets no
-        mask to apply: its rows' statistics and postings are those of the whole snapshot)."""
-        seen = self._snapshot(columns)
-        own = None if seen.sees_all else seen.mask
+        ``filters``; None when nothing is excluded (a principal who sees every row has no mask
+        of their own: their rows' statistics and postings are those of the whole snapshot)."""
+        own = self._snapshot(columns).mask
         extra = None if filters is None else columns.mask(filters)
         if own is None or extra is None:
             return extra if own is None else own

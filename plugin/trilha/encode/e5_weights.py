@@ -67,10 +67,6 @@ class Vocabulary:
         bounds = self.offsets.tolist()  # Python ints: slicing with numpy scalars is slower
         return [self.blob[a:b].decode("utf-8") for a, b in pairwise(bounds)]
 
-    def piece_bytes(self, i: int) -> bytes:
-        """Piece ``i`` in UTF-8."""
-        return self.blob[int(self.offsets[i]) : int(self.offsets[i + 1])]
-
     def longest(self) -> int:
         """The most characters a piece has."""
         chars = np.zeros(len(self.blob) + 1, dtype=np.int64)  # code points before each byte

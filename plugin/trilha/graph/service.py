@@ -29,7 +29,7 @@ from trilha.graph.read.results import PathResult, SubgraphResult, TopNResult
 from trilha.graph.read.subgraph import subgraph as read_subgraph
 from trilha.graph.read.topn import topn as read_topn
 from trilha.graph.stores.base import GraphStore
-from trilha.graph.stores.factory import open_graph_store
+from trilha.graph.stores.factory import graph_folder, open_graph_store
 from trilha.graph.writes import GraphWrites
 from trilha.retrieve.cache import TTLCache
 from trilha.settings import TrilhaSettings
@@ -72,7 +72,7 @@ class GraphService(GraphWrites, ProfileReads):
         store = open_graph_store(settings, data_dir)
         if store is None:
             raise ConfigurationError("graph_backend is 'none': there is no graph to serve")
-        folder = Path(data_dir or settings.workspace / "graph")
+        folder = Path(data_dir) if data_dir else graph_folder(settings)
         return cls(
             store,
             log=RetrievalLog(log_path or folder / "retrieval-log.jsonl"),

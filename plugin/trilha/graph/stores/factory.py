@@ -30,7 +30,7 @@ def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> 
 
         if settings.graph_url:
             return FalkorDBStore.connect(settings.graph_url, graph)
-        folder = Path(data_dir or settings.workspace / "graph")
+        folder = Path(data_dir) if data_dir else graph_folder(settings)
         ahead = _taken_ahead(folder, graph)
         if ahead is not None:
             return ahead.result()  # the store, or what opening it raised
@@ -48,6 +48,11 @@ def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> 
     )
 
 
+def graph_folder(settings: TrilhaSettings) -> Path:
+    """The workspace's graph folder: the embedded FalkorDB server's data and the retrieval log."""
+    return settings.workspace / "graph"
+
+
 #: Embedded stores being opened ahead and not yet taken, by data folder and graph.
 _AHEAD: dict[tuple[Path, str], Future[GraphStore]] = {}
 _AHEAD_LOCK = threading.Lock()
@@ -62,7 +67,7 @@ def open_ahead(settings: TrilhaSettings) -> None:
     stops its server at exit."""
     if settings.graph_backend != "falkordb" or settings.graph_url:
         return
-    folder = settings.workspace / "graph"
+    folder = graph_folder(settings)
     if not folder.is_dir():
         return
     graph = settings.graph_database or "trilha"
