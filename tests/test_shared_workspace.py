@@ -252,3 +252,27 @@ def test_two_workspaces_on_one_server_keep_their_own_collections(
     named.model_fields_set.add("qdrant_collection")
     with pytest.raises(ConfigurationError, match="keeps its vectors in Qdrant collection"):
         Workspace.open(tmp_path / "a", named, embedder=embedder, create=True)
+
+
+def test_a_reader_scores_a_selective_filter_from_its_own_snapshots_vectors(
+    tmp_path: Path, qdrant: QdrantTestServer, embedder: SentenceTransformerEmbedder
+) -> None:
+    settings = TrilhaSettings(qdrant_url=qdrant.url, graph_backend="none", dense_hnsw_threshold=8)
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as writer:
+        writer.ingest(make_docs())
+        with Workspace.open(writer.path, settings, embedder=embedder, read_only=True) as reader:
+
+            def dense_en(ws: Workspace) -> tuple[list[str], str | None]:
+                result = ws.search(
+                    "zirconium corrosion", sides=("semantic",), filters={"lang": "en"}, top_k=3
+                )
+                (stage,) = [s for s in result.trace.stages if s.name == "dense"]
+                return [h.unit.doc_id for h in result.hits], stage.note
+
+            assert "zr" not in dense_en(reader)[0]
+            writer.ingest([NEW])  # the reader reads the new row's vector from the server
+            docs, note = dense_en(reader)
+            assert docs[0] == "zr" and docs == dense_en(writer)[0]
+            assert note is not None and note.endswith("from the snapshot's vectors")
+            writer.delete("zr")
+            assert "zr" not in dense_en(reader)[0]

@@ -298,7 +298,7 @@ def bench_scale(
                 "filter_example_matches": _matching_units(ws, scale_filters(0)),
             }
             out.update(_latencies(ws, texts, vectors, progress))
-            out["recall_at_10"] = _recall(ws, vectors)
+            out["recall_at_10"] = _recall(ws, texts, vectors)
             out["dense_by_ef"] = _ef_sweep(ws, vectors)
             out["added"] = _add_while_searching(ws, vocab, n, added, texts, vectors, progress)
             out["dense_index_after_add"] = _dense_state(ws)
@@ -384,28 +384,36 @@ def _search(
     return ws.search(text, top_k=10, vector=vector, merge="weighted", kg=False, **fields)
 
 
-def _recall(ws: Workspace, vectors: npt.NDArray[np.float32]) -> dict[str, float] | None:
-    """Dense recall@10 against exact search, plain and filtered: the dense index as a search
-    asks it (the filter's units counted on the lexical snapshot, as the pipeline counts them),
-    and, ``dense_filtered_planner``, left to the index's own estimate of the filter."""
+def _recall(
+    ws: Workspace, texts: Sequence[str], vectors: npt.NDArray[np.float32]
+) -> dict[str, float] | None:
+    """Dense recall@10 against exact search, plain and filtered: the dense side as a search
+    asks it (a filter's units counted on the lexical snapshot and, below the HNSW threshold,
+    scored from its vectors), and, ``dense_filtered_planner``, the index left to its own
+    estimate of the filter. A unit scoring as high as the exact 10th counts as found (equal
+    cosines are cut in either order)."""
     dense = ws.dense
     if not isinstance(dense, QdrantEdgeIndex):
         return None
-    columns = ws.searcher.lexical.columns
     out: dict[str, float] = {}
-    for name, filtered, counted in (
-        ("dense", False, False),
+    for name, filtered, searched in (
+        ("dense", False, True),
         ("dense_filtered", True, True),
         ("dense_filtered_planner", True, False),
     ):
         found = wanted = 0
-        for i, v in enumerate(vectors):
-            expr = coerce_filters(scale_filters(i)) if filtered else None
-            mask = columns.mask(expr) if expr is not None and counted else None
-            exact = mask is not None and int(mask.sum()) < dense.exact_below
-            got = {u for u, _ in dense.search(v, 10, expr, exact)}
-            want = {u for u, _ in dense.search(v, 10, expr, exact=True)}
-            found, wanted = found + len(got & want), wanted + len(want)
+        for i, (text, v) in enumerate(zip(texts, vectors, strict=True)):
+            filters = scale_filters(i) if filtered else None
+            expr = coerce_filters(filters) if filters is not None else None
+            if searched:
+                hits = _search(ws, text, v, filters=filters, sides=("semantic",)).hits
+                got = {h.unit.unit_id: h.scores.semantic or 0.0 for h in hits}
+            else:
+                got = dict(dense.search(v, 10, expr))
+            want = dict(dense.search(v, 10, expr, exact=True))
+            tenth = min(want.values(), default=0.0) - 1e-6
+            hit = sum(u in want or score >= tenth for u, score in got.items())
+            found, wanted = found + min(hit, len(want)), wanted + len(want)
         out[name] = round(found / wanted, 4) if wanted else 1.0
     return out
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 class DenseIndex(Protocol):
     """Unit vectors with payloads, searched by cosine with filters inside the search."""
 
+    #: The vectors' length.
+    dimension: int
+
     def upsert(self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace units' vectors and payloads."""
         ...

@@ -40,6 +40,7 @@ import numpy.typing as npt
 from trilha.index.bm25 import Bm25Query, Ints, Segments, TermMatrix, VisibleStats, top_rows
 from trilha.index.columns import BoolArray, MetaColumns
 from trilha.index.language import primary_code
+from trilha.index.row_vectors import RowVectors, VectorSource
 from trilha.index.tokenize import base_lang, tokenize_query
 from trilha.types import TextUnit
 
@@ -144,15 +145,19 @@ class LexicalIndex:
         store_rows: Ints | None = None,
         *,
         columns: MetaColumns | None = None,
+        vectors: RowVectors | None = None,
     ) -> None:
         """One segment: ``units`` with their term matrix (None: no units), each unit's row in
-        the unit store (default: its position) and, when known, their filter ``columns``."""
+        the unit store (default: its position) and, when known, their filter ``columns`` and
+        dense ``vectors``."""
         units = list(units)
         #: The unit of each row (dead rows too: see :attr:`units` for the live ones).
         self.rows = UnitRows(units, len(units))
         #: The row of each live unit by id.
         self.row_of = RowIds({u.unit_id: i for i, u in enumerate(units)}, {}, None, len(units))
         self.columns = columns or MetaColumns([u.payload() for u in units])
+        #: Each row's dense vector in int8, for exact filtered search (None: not kept).
+        self.vectors = vectors
         codes = {primary_code(u.lang): None for u in units}  # in order of first use
         index_of = {code: i for i, code in enumerate(codes)}
         self._lang_names = list(codes)
@@ -235,10 +240,13 @@ class LexicalIndex:
         tokens: Sequence[list[str]],
         store_rows: Ints,
         deleted: Ints,
+        source: VectorSource | None = None,
     ) -> LexicalIndex:
         """The next snapshot: ``units`` (tokens and unit store rows beside them, rows past
-        :attr:`last_row`) added at the end, and the units at the store rows ``deleted`` dead.
-        This snapshot is unchanged; most of it is shared."""
+        :attr:`last_row`) added at the end, and the units at the store rows ``deleted`` dead;
+        the added rows' vectors are read from ``source`` when the snapshot keeps
+        :attr:`vectors` (without a source it keeps none). This snapshot is unchanged; most of
+        it is shared."""
         at = np.searchsorted(self.store_rows, deleted)
         held = at < self.store_rows.size
         dead = at[held][self.store_rows[at[held]] == deleted[held]]
@@ -248,6 +256,9 @@ class LexicalIndex:
         out.rows = self.rows.extended(units)
         out.row_of = self.row_of.extended(units, start, terms.alive)
         out.columns = self.columns.extended([u.payload() for u in units], terms.alive)
+        out.vectors = None
+        if self.vectors is not None and source is not None:
+            out.vectors = self.vectors.extended([u.unit_id for u in units], source)
         codes = dict.fromkeys([*self._lang_names, *(primary_code(u.lang) for u in units)])
         index_of = {code: i for i, code in enumerate(codes)}
         out._lang_names = list(codes)
@@ -282,6 +293,7 @@ class LexicalIndex:
             self.b,
             self.store_rows[live],
             columns=self.columns.compacted(),
+            vectors=None if self.vectors is None else self.vectors.compacted(live),
         )
         out.generation, out.seq = self.generation, self.seq
         return out

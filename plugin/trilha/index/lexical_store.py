@@ -36,6 +36,7 @@ import numpy as np
 from trilha.index.bm25 import Ints, Segments, TermMatrix
 from trilha.index.docstore import DocStore, StoreChanges
 from trilha.index.lexical import LexicalIndex
+from trilha.index.row_vectors import CODES, SCALES, RowVectors, VectorSource
 from trilha.types import TextUnit
 
 log = logging.getLogger(__name__)
@@ -51,12 +52,14 @@ MAX_DELTAS = 8
 @dataclass(frozen=True)
 class Base:
     """A saved merged snapshot: its term matrix (None: no units), each row's unit store row,
-    and the store position it reflects."""
+    the store position it reflects and, when saved with it, each row's dense vector."""
 
     matrix: TermMatrix | None
     store_rows: Ints
     generation: int
     seq: int
+    vectors: RowVectors | None = None
+    folder: Path | None = None
 
 
 def needs_merge(index: LexicalIndex) -> bool:
@@ -85,32 +88,47 @@ def catch_up(
     *,
     save: bool,
     merge: bool = True,
+    source: VectorSource | None = None,
 ) -> LexicalIndex:
     """The snapshot after ``index`` with what the store changed since (``index`` itself when
     nothing did), then :func:`settled`; the saved base caught up instead when ``index``
-    cannot be caught up (units rewritten in place, or log entries it needs pruned)."""
+    cannot be caught up (units rewritten in place, or log entries it needs pruned). The added
+    rows' vectors are read from ``source`` (None: the snapshot keeps none)."""
     changes = store.changes(index.last_row, index.seq)
     if changes.rewritten or changes.pruned > index.seq:
-        return open_index(store, folder, index.k1, index.b, save=save)
+        return open_index(store, folder, index.k1, index.b, save=save, source=source)
     if changes.generation == index.generation and not changes.added and not changes.deleted:
         return index
-    return settled(_applied(index, changes), store, folder, save=save, merge=merge)
+    return settled(_applied(index, changes, source), store, folder, save=save, merge=merge)
 
 
-def _applied(index: LexicalIndex, changes: StoreChanges) -> LexicalIndex:
+def _applied(
+    index: LexicalIndex, changes: StoreChanges, source: VectorSource | None
+) -> LexicalIndex:
     units = [TextUnit.model_validate_json(body) for _, body, _ in changes.added]
     tokens = [t.split() for _, _, t in changes.added]
     rows = np.array([r for r, _, _ in changes.added], dtype=np.int64)
     deleted = np.array(sorted(changes.deleted), dtype=np.int64)
-    out = index.extended(units, tokens, rows, deleted)
+    out = index.extended(units, tokens, rows, deleted, source)
     out.generation, out.seq = changes.generation, changes.seq
     return out
 
 
-def open_index(store: DocStore, folder: Path, k1: float, b: float, *, save: bool) -> LexicalIndex:
+def open_index(
+    store: DocStore,
+    folder: Path,
+    k1: float,
+    b: float,
+    *,
+    save: bool,
+    source: VectorSource | None = None,
+) -> LexicalIndex:
     """The snapshot of the store's current state: the saved base, without the units deleted
     since and with those added; built from every unit's stored tokens when there is no base
-    (or it cannot be used), and then, with ``save``, saved."""
+    (or it cannot be used), and then, with ``save``, saved. With a ``source`` (the dense
+    index) the snapshot keeps each row's vector (:mod:`trilha.index.row_vectors`): the
+    base's as saved with it, read from ``source`` once for a base saved without them (and,
+    with ``save``, added to it), the rest read from ``source``."""
     for _ in range(3):  # a merge saved meanwhile moves the base: read the new one
         state = _state(folder)
         base = read(folder, state)
@@ -121,7 +139,8 @@ def open_index(store: DocStore, folder: Path, k1: float, b: float, *, save: bool
         changes = store.changes(int(base.store_rows[-1]) if base.store_rows.size else 0,
                                 base.seq, kept=True)  # fmt: skip
         if changes.pruned <= base.seq and not changes.rewritten:
-            return settled(_from_base(base, changes, k1, b), store, folder, save=save)
+            index = _from_base(base, changes, k1, b, source, save=save)
+            return settled(index, store, folder, save=save)
         if changes.rewritten:
             break
     changes = store.changes(0, 0)
@@ -129,22 +148,63 @@ def open_index(store: DocStore, folder: Path, k1: float, b: float, *, save: bool
     rows = np.array([r for r, _, _ in changes.added], dtype=np.int64)
     index = LexicalIndex.build(units, [t.split() for _, _, t in changes.added], k1, b, rows)
     index.generation, index.seq = changes.generation, changes.seq
+    if source is not None:
+        index.vectors = RowVectors.fetched([u.unit_id for u in units], source)
     if save:  # over a base of this generation that could not be used
         write(index, folder, store, replace=True)
     return index
 
 
-def _from_base(base: Base, changes: StoreChanges, k1: float, b: float) -> LexicalIndex:
-    """``base`` without the rows the store no longer holds, then with its units added since."""
+def _from_base(
+    base: Base,
+    changes: StoreChanges,
+    k1: float,
+    b: float,
+    source: VectorSource | None,
+    *,
+    save: bool,
+) -> LexicalIndex:
+    """``base`` without the rows the store no longer holds, then with its units added since
+    (and, with a ``source``, the rows' vectors: see :func:`open_index`)."""
     kept = np.array([r for r, _ in changes.kept], dtype=np.int64)
-    matrix = base.matrix
-    if matrix is not None and kept.size < base.store_rows.size:
-        gone = np.flatnonzero(~np.isin(base.store_rows, kept))
-        matrix = Segments.of(matrix).extended(None, gone).merged() if kept.size else None
+    matrix, vectors = base.matrix, base.vectors
     units = [TextUnit.model_validate_json(body) for _, body in changes.kept]
-    index = LexicalIndex(units, matrix, k1, b, kept)
+    if kept.size < base.store_rows.size:
+        gone = np.isin(base.store_rows, kept, invert=True)
+        if matrix is not None:
+            dead = np.flatnonzero(gone)
+            matrix = Segments.of(matrix).extended(None, dead).merged() if kept.size else None
+        if vectors is not None:
+            vectors = vectors.compacted(np.flatnonzero(~gone))
+    ids = [u.unit_id for u in units]
+    if source is None:
+        vectors = None
+    elif vectors is None or vectors.dimension != source.dimension:
+        vectors = RowVectors.fetched(ids, source)
+        whole = kept.size == base.store_rows.size and vectors.complete()
+        if save and base.folder is not None and whole:  # (a lost dense index has none yet)
+            _saved_beside(vectors, base.folder)
+    else:  # the vectors a repair gave units since the base was saved
+        vectors = vectors.completed(ids, source)
+    index = LexicalIndex(units, matrix, k1, b, kept, vectors=vectors)
     index.generation, index.seq = base.generation, base.seq
-    return _applied(index, changes._replace(deleted=[]))
+    return _applied(index, changes._replace(deleted=[]), source)
+
+
+def _saved_beside(vectors: RowVectors, folder: Path) -> None:
+    """Add the rows' ``vectors`` to the saved base in ``folder`` (written aside, then renamed
+    in: a reader finds the whole column or none)."""
+    staging = Path(tempfile.mkdtemp(prefix=".vectors-", dir=folder.parent))
+    try:
+        vectors.save(staging)
+        for name in (SCALES, CODES):  # the codes last: RowVectors.load looks for them first
+            _synced(staging / name)
+            os.replace(staging / name, folder / name)
+        _synced(folder)
+    except OSError as e:  # read again from the dense index next time
+        log.warning("could not save the rows' vectors beside %s (%r)", folder, e)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 # -- the saved base --------------------------------------------------------------------------
@@ -163,6 +223,8 @@ def write(
         if matrix is not None:
             matrix.save(staging)
             np.save(staging / "rows.npy", index.store_rows)
+            if index.vectors is not None:
+                index.vectors.save(staging)
         for written in staging.iterdir():
             _synced(written)
         _synced(staging)
@@ -225,8 +287,9 @@ def read(folder: Path, state: dict[str, object] | None = None) -> Base | None:
         path = folder / str(state["folder"])
         matrix = TermMatrix.load(path)
         rows = np.load(path / "rows.npy")
+        vectors = RowVectors.load(path, len(rows))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         # a removed folder, or a damaged file (empty or truncated: EOFError, BadZipFile)
         log.warning("lexical base at %s unreadable, rebuilt from the store (%r)", folder, e)
         return None
-    return Base(matrix, rows, generation, seq)
+    return Base(matrix, rows, generation, seq, vectors, path)

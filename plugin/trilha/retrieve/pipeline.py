@@ -350,9 +350,9 @@ def side_jobs(
         k1, b = plan.fusion.bm25_k1, plan.fusion.bm25_b
         jobs["bm25"] = lambda: bm25_side(lexical, text, n_bm25, *masks.get(), k1=k1, b=b)
     if "semantic" in plan.sides:
-        count = None if dense_expr.is_empty() else masks.matching
+        kept = None if dense_expr.is_empty() else masks
         jobs["semantic"] = lambda: dense_side(
-            c.dense, c.embedder, text, n_sem, dense_expr, vector, count
+            c.dense, c.embedder, text, n_sem, dense_expr, vector, kept
         )
     if not jobs:
         raise BadRequestError("no retrieval side selected; use bm25, semantic or both")
@@ -367,6 +367,7 @@ class _Masks:
         self, policy: CompiledPolicy, lexical: LexicalIndex, filters: FilterExpr | None
     ) -> None:
         self._policy, self._columns, self._filters = policy, lexical.columns, filters
+        self.lexical = lexical
         self._rows = len(lexical)
         self._lock = threading.Lock()
         self._made: tuple[BoolArray | None, BoolArray | None] | None = None
@@ -385,6 +386,26 @@ class _Masks:
         planner estimates."""
         kept = self.get()[0]
         return self._rows if kept is None else int(kept.sum())
+
+    def scan(self, dense: DenseIndex, vector: Vector, n: int) -> list[tuple[str, float]] | None:
+        """The top ``n`` (unit_id, cosine) pairs of the rows the filters and the visibility
+        keep, scored from the snapshot's own vectors (:mod:`trilha.index.row_vectors`), the
+        best candidates again from ``dense``'s; None where the snapshot keeps no vectors,
+        is smaller than the dense index's HNSW threshold (whose exact search is then as
+        quick) or lacks one of the rows' vectors: the dense index searches instead."""
+        lexical, kept = self.lexical, self.get()[0]
+        column = lexical.vectors
+        if column is None or kept is None or len(lexical) < dense.exact_below:
+            return None
+        picked = column.candidates(vector, np.flatnonzero(kept), n)
+        if picked is None:
+            return None
+        ids = [lexical.rows[r].unit_id for r in picked.tolist()]
+        stored = dense.vectors(ids)  # a unit deleted since the snapshot has none: left out
+        query = np.asarray(vector, np.float32)
+        scored = [(float(np.dot(stored[u], query)), u) for u in ids if u in stored]
+        scored.sort(key=lambda pair: -pair[0])  # stable: equal cosines in row order
+        return [(u, s) for s, u in scored[:n]]
 
 
 def elapsed_ms(start: float) -> float:
@@ -428,12 +449,13 @@ def dense_side(
     n: int,
     expr: FilterExpr | None,
     vector: Vector | None,
-    count: Callable[[], int] | None = None,
+    kept: _Masks | None = None,
 ) -> SideResult:
     """The top ``n`` units of ``dense`` matching ``expr`` by cosine to the query's vector
-    (stage 3: the query is encoded first when no vector is given). ``count`` says how many
-    units ``expr`` keeps, as the caller counts them; fewer than the index's
-    :attr:`~trilha.index.dense.DenseIndex.exact_below` are scored exactly."""
+    (stage 3: the query is encoded first when no vector is given). ``kept`` holds the rows
+    of the lexical snapshot ``expr`` keeps; fewer than the index's
+    :attr:`~trilha.index.dense.DenseIndex.exact_below` are scored exactly, from the
+    snapshot's vectors where it keeps them (:meth:`_Masks.scan`)."""
     stages = []
     if vector is None:
         start = time.perf_counter()
@@ -445,10 +467,13 @@ def dense_side(
             return SideResult({}, [stage])
         stages.append(StageTrace(name="encode", latency_ms=elapsed_ms(start), count=1))
     start = time.perf_counter()
-    kept = count() if count is not None and dense.exact_below > 0 else None
-    exact = kept is not None and kept < dense.exact_below
-    scores = dict(dense.search(vector, n, expr, exact))
-    said = f"the filters keep {kept} units: scored exactly" if exact else None
+    count = kept.matching() if kept is not None and dense.exact_below > 0 else None
+    exact = count is not None and count < dense.exact_below
+    scanned = kept.scan(dense, vector, n) if exact and kept is not None else None
+    scores = dict(scanned if scanned is not None else dense.search(vector, n, expr, exact))
+    said = f"the filters keep {count} units: scored exactly" if exact else None
+    if scanned is not None:
+        said = f"{said}, from the snapshot's vectors"
     stages.append(
         StageTrace(name="dense", latency_ms=elapsed_ms(start), count=len(scores), note=said)
     )

@@ -98,7 +98,7 @@ def compose(
         undo.callback((dense := open_dense(settings, root, store, read_only)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
-        load = partial(load_lexical, store, root / "lexical", settings)
+        load = partial(load_lexical, store, root / "lexical", settings, dense)
         lexical = load(save=not read_only)
         graph, graph_warning = opening.result()
         booster = make_booster(graph, graph_warning)
@@ -335,6 +335,7 @@ def load_lexical(
     store: DocStore,
     folder: Path,
     settings: TrilhaSettings,
+    dense: DenseIndex,
     *,
     save: bool = True,
     current: LexicalIndex | None = None,
@@ -343,11 +344,14 @@ def load_lexical(
     """The lexical snapshot of the store's current state: ``current`` caught up with what
     changed since it (:func:`~trilha.index.lexical_store.catch_up`), else the base saved in
     ``folder`` caught up, else built from the stored tokens; merged when it grew enough
-    (``merge``), and then, with ``save``, saved there."""
+    (``merge``), and then, with ``save``, saved there. Where ``dense`` scores selective
+    filters exactly (it has an HNSW threshold), the snapshot keeps each row's vector from it
+    (:mod:`trilha.index.row_vectors`) and scores them itself."""
+    source = dense if dense.exact_below > 0 else None
     if current is None:
         seed = Fusion.of_settings(settings)  # a search passes its own fusion's k1 and b
-        return open_index(store, folder, seed.bm25_k1, seed.bm25_b, save=save)
-    return catch_up(current, store, folder, save=save, merge=merge)
+        return open_index(store, folder, seed.bm25_k1, seed.bm25_b, save=save, source=source)
+    return catch_up(current, store, folder, save=save, merge=merge, source=source)
 
 
 def configured_reranker(settings: TrilhaSettings, older: Path | None = None) -> Reranker:

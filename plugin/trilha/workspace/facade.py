@@ -163,7 +163,11 @@ class Workspace(UnitReads):
         one and what changed since (one assignment: a search keeps the snapshot it started
         with)."""
         self.searcher.lexical = load_lexical(
-            self.store, self.path / "lexical", self.settings, current=self.searcher.lexical
+            self.store,
+            self.path / "lexical",
+            self.settings,
+            self.dense,
+            current=self.searcher.lexical,
         )
 
     # -- writing --------------------------------------------------------------------------------

@@ -59,6 +59,10 @@ def repair(parts: Parts, progress: bool = False) -> Consistency:
     if dense.missing:
         log.warning("dense index lacks %d units; re-encoding them", len(dense.missing))
         encode(parts, list(parts.store.get(dense.missing).values()), progress)
+        lexical = parts.searcher.lexical  # its rows' copy of the vectors gets theirs too
+        if lexical.vectors is not None:
+            ids = [u.unit_id for u in lexical.rows]
+            lexical.vectors = lexical.vectors.completed(ids, parts.dense)
     if parts.graph is not None and found_now.graph is not None and not found_now.graph.equal:
         repair_graph(parts.graph, parts.store, found_now.graph)
     if found.pending_records:
