@@ -40,6 +40,11 @@ class DenseIndex(Protocol):
     #: The vectors' length.
     dimension: int
 
+    #: Whether the vectors are in this process (the embedded shard), so that reading them all
+    #: costs no network: then the lexical snapshot keeps a copy of each row's to score
+    #: selective filters itself (:mod:`trilha.index.row_vectors`).
+    in_process: bool
+
     def upsert(self, units: Sequence[TextUnit], vectors: npt.NDArray[np.float32]) -> None:
         """Insert or replace units' vectors and payloads."""
         ...

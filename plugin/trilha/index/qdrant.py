@@ -56,6 +56,8 @@ class _Models:
 class QdrantIndex:
     """Unit vectors in a Qdrant collection (qdrant-client)."""
 
+    in_process = False  # a server's, or local mode's (pure Python: for small corpora)
+
     def __init__(
         self,
         client: QdrantClient,

@@ -100,6 +100,8 @@ class QdrantEdgeIndex:
     """Unit vectors in an embedded Qdrant shard, HNSW-built in the background by ``hnsw``'s
     plan (None: never, search stays exact)."""
 
+    in_process = True
+
     def __init__(
         self,
         shard: Any,

@@ -344,10 +344,12 @@ def load_lexical(
     """The lexical snapshot of the store's current state: ``current`` caught up with what
     changed since it (:func:`~trilha.index.lexical_store.catch_up`), else the base saved in
     ``folder`` caught up, else built from the stored tokens; merged when it grew enough
-    (``merge``), and then, with ``save``, saved there. Where ``dense`` scores selective
-    filters exactly (it has an HNSW threshold), the snapshot keeps each row's vector from it
-    (:mod:`trilha.index.row_vectors`) and scores them itself."""
-    source = dense if dense.exact_below > 0 else None
+    (``merge``), and then, with ``save``, saved there. Where ``dense`` is the embedded shard
+    with an HNSW threshold (below which it scores selective filters exactly), the snapshot
+    keeps each row's vector from it (:mod:`trilha.index.row_vectors`) and scores them itself;
+    a process on a Qdrant server would read every vector over the network as it opens, and
+    leaves such filters to the server."""
+    source = dense if dense.in_process and dense.exact_below > 0 else None
     if current is None:
         seed = Fusion.of_settings(settings)  # a search passes its own fusion's k1 and b
         return open_index(store, folder, seed.bm25_k1, seed.bm25_b, save=save, source=source)
