@@ -281,6 +281,12 @@ class LexicalIndex:
         out._start_views()
         return out
 
+    def with_vectors(self, vectors: RowVectors | None) -> LexicalIndex:
+        """This snapshot with other :attr:`vectors` (the same rows; this one is unchanged)."""
+        out = copy.copy(self)
+        out.vectors = vectors
+        return out
+
     def compacted(self) -> LexicalIndex:
         """The same live units in one segment without dead rows (what a merge saves)."""
         alive = self._terms.alive

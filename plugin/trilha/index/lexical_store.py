@@ -167,7 +167,7 @@ def _from_base(
     """``base`` without the rows the store no longer holds, then with its units added since
     (and, with a ``source``, the rows' vectors: see :func:`open_index`)."""
     kept = np.array([r for r, _ in changes.kept], dtype=np.int64)
-    matrix, vectors = base.matrix, base.vectors
+    matrix, vectors = base.matrix, base.vectors if source is not None else None
     units = [TextUnit.model_validate_json(body) for _, body in changes.kept]
     if kept.size < base.store_rows.size:
         gone = np.isin(base.store_rows, kept, invert=True)
@@ -176,19 +176,28 @@ def _from_base(
             matrix = Segments.of(matrix).extended(None, dead).merged() if kept.size else None
         if vectors is not None:
             vectors = vectors.compacted(np.flatnonzero(~gone))
-    ids = [u.unit_id for u in units]
-    if source is None:
-        vectors = None
-    elif vectors is None or vectors.dimension != source.dimension:
-        vectors = RowVectors.fetched(ids, source)
-        whole = kept.size == base.store_rows.size and vectors.complete()
-        if save and base.folder is not None and whole:  # (a lost dense index has none yet)
-            _saved_beside(vectors, base.folder)
-    else:  # the vectors a repair gave units since the base was saved
-        vectors = vectors.completed(ids, source)
+    if source is not None:
+        whole = save and kept.size == base.store_rows.size
+        ids = [u.unit_id for u in units]
+        vectors = _base_vectors(vectors, ids, source, base.folder if whole else None)
     index = LexicalIndex(units, matrix, k1, b, kept, vectors=vectors)
     index.generation, index.seq = base.generation, base.seq
     return _applied(index, changes._replace(deleted=[]), source)
+
+
+def _base_vectors(
+    saved: RowVectors | None, unit_ids: list[str], source: VectorSource, folder: Path | None
+) -> RowVectors:
+    """The vectors of the base's live rows (``unit_ids``): as ``saved``, with those a repair
+    gave units since; read from ``source`` when it saved none (an older trilha) or of another
+    length, and then, when every row has one (a lost dense index has none yet), added to the
+    base in ``folder`` (None: not saved)."""
+    if saved is not None and saved.dimension == source.dimension:
+        return saved.completed(unit_ids, source)
+    vectors = RowVectors.fetched(unit_ids, source)
+    if folder is not None and vectors.complete():
+        _saved_beside(vectors, folder)
+    return vectors
 
 
 def _saved_beside(vectors: RowVectors, folder: Path) -> None:

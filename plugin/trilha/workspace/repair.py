@@ -62,7 +62,8 @@ def repair(parts: Parts, progress: bool = False) -> Consistency:
         lexical = parts.searcher.lexical  # its rows' copy of the vectors gets theirs too
         if lexical.vectors is not None:
             ids = [u.unit_id for u in lexical.rows]
-            lexical.vectors = lexical.vectors.completed(ids, parts.dense)
+            completed = lexical.vectors.completed(ids, parts.dense)
+            parts.searcher.lexical = lexical.with_vectors(completed)
     if parts.graph is not None and found_now.graph is not None and not found_now.graph.equal:
         repair_graph(parts.graph, parts.store, found_now.graph)
     if found.pending_records:
