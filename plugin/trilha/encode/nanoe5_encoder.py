@@ -156,7 +156,7 @@ class PieceTable:
     def of(cls, vocabulary: Vocabulary) -> PieceTable:
         """The table of ``vocabulary``: every piece's CRC-32 (``zlib.crc32`` of its UTF-8),
         computed a byte position at a time over all pieces at once, then each piece placed in
-        id order (~0.25 s, once per model)."""
+        id order (0.03-0.05 s on a quiet machine, once per model)."""
         n = len(vocabulary)
         starts = vocabulary.offsets[:-1].astype(np.int64)
         lengths = np.diff(vocabulary.offsets).astype(np.int64)
@@ -175,16 +175,8 @@ class PieceTable:
         size = 1 << max(1, (2 * n - 1).bit_length())  # at most half full
         mask, slots = size - 1, [-1] * size
         bounds, blob, keys = vocabulary.offsets.tolist(), vocabulary.blob, hashes.tolist()
-        for i, key in enumerate(keys):
-            slot = key & mask
-            while (held := slots[slot]) >= 0:
-                if (
-                    keys[held] == key
-                    and blob[bounds[held] : bounds[held + 1]] == blob[bounds[i] : bounds[i + 1]]
-                ):
-                    break  # an equal piece: the later id takes its slot
-                slot = (slot + 1) & mask
-            slots[slot] = i
+        for i, key in enumerate(keys):  # an equal piece's slot is taken by the later id
+            slots[_probe(slots, keys, bounds, blob, mask, key, blob[bounds[i] : bounds[i + 1]])] = i
         return cls(vocabulary, hashes, np.asarray(slots, dtype=np.int32), vocabulary.longest())
 
     @overload
@@ -194,16 +186,31 @@ class PieceTable:
     def get(self, piece: str, default: int | None = None) -> int | None:
         """The id of ``piece`` (``default``: not in the vocabulary)."""
         data = piece.encode("utf-8")
-        key = zlib.crc32(data)
-        slots, hashes, offsets, blob, mask = (
-            self._slots, self._hashes, self._offsets, self._blob, self._mask
-        )  # fmt: skip
-        slot = key & mask
-        while (i := slots[slot]) >= 0:
-            if hashes[i] == key and blob[offsets[i] : offsets[i + 1]] == data:
-                return i
-            slot = (slot + 1) & mask
-        return default
+        slots = self._slots
+        i = slots[_probe(slots, self._hashes, self._offsets, self._blob, self._mask,
+                         zlib.crc32(data), data)]  # fmt: skip
+        return default if i < 0 else i
+
+
+def _probe(
+    slots: Sequence[int],
+    hashes: Sequence[int],
+    offsets: Sequence[int],
+    blob: bytes,
+    mask: int,
+    key: int,
+    data: bytes,
+) -> int:
+    """The slot of the piece ``data`` (whose CRC-32 is ``key``) in the table ``slots`` (piece
+    ids, -1 empty; ``mask`` its size less one), else the empty slot its probe ends on: from
+    ``key``'s slot on, past the pieces of other bytes (their CRC-32s in ``hashes``, their
+    bytes at ``offsets`` in ``blob``)."""
+    slot = key & mask
+    while (i := slots[slot]) >= 0:
+        if hashes[i] == key and blob[offsets[i] : offsets[i + 1]] == data:
+            return slot
+        slot = (slot + 1) & mask
+    return slot
 
 
 def _view(values: npt.NDArray[Any], code: Literal["i", "I"]) -> memoryview[int]:

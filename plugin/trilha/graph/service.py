@@ -72,7 +72,7 @@ class GraphService(GraphWrites, ProfileReads):
         store = open_graph_store(settings, data_dir)
         if store is None:
             raise ConfigurationError("graph_backend is 'none': there is no graph to serve")
-        folder = Path(data_dir) if data_dir else graph_folder(settings)
+        folder = graph_folder(settings, data_dir)
         return cls(
             store,
             log=RetrievalLog(log_path or folder / "retrieval-log.jsonl"),

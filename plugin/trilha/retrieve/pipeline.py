@@ -366,9 +366,7 @@ class _Masks:
     def __init__(
         self, policy: CompiledPolicy, lexical: LexicalIndex, filters: FilterExpr | None
     ) -> None:
-        self._policy, self._columns, self._filters = policy, lexical.columns, filters
-        self.lexical = lexical
-        self._rows = len(lexical)
+        self._policy, self.lexical, self._filters = policy, lexical, filters
         self._lock = threading.Lock()
         self._made: tuple[BoolArray | None, BoolArray | None] | None = None
 
@@ -376,8 +374,9 @@ class _Masks:
         """(the rows the side may return, the rows the caller may see); None: every row."""
         with self._lock:
             if self._made is None:
-                shown = self._policy.row_mask(self._columns, self._filters)
-                self._made = shown, self._policy.row_mask(self._columns)
+                columns = self.lexical.columns
+                shown = self._policy.row_mask(columns, self._filters)
+                self._made = shown, self._policy.row_mask(columns)
             return self._made
 
     def matching(self) -> int:
@@ -385,7 +384,7 @@ class _Masks:
         filter keeps, so that a selective one is scored exactly whatever the dense index's
         planner estimates."""
         kept = self.get()[0]
-        return self._rows if kept is None else int(kept.sum())
+        return len(self.lexical) if kept is None else int(kept.sum())
 
     def scan(self, dense: DenseIndex, vector: Vector, n: int) -> list[tuple[str, float]] | None:
         """The top ``n`` (unit_id, cosine) pairs of the rows the filters and the visibility

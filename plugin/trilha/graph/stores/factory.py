@@ -30,7 +30,7 @@ def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> 
 
         if settings.graph_url:
             return FalkorDBStore.connect(settings.graph_url, graph)
-        folder = Path(data_dir) if data_dir else graph_folder(settings)
+        folder = graph_folder(settings, data_dir)
         ahead = _taken_ahead(folder, graph)
         if ahead is not None:
             return ahead.result()  # the store, or what opening it raised
@@ -48,9 +48,10 @@ def open_graph_store(settings: TrilhaSettings, data_dir: Path | None = None) -> 
     )
 
 
-def graph_folder(settings: TrilhaSettings) -> Path:
-    """The workspace's graph folder: the embedded FalkorDB server's data and the retrieval log."""
-    return settings.workspace / "graph"
+def graph_folder(settings: TrilhaSettings, data_dir: Path | None = None) -> Path:
+    """The graph's folder, ``data_dir`` when given, else the workspace's: the embedded FalkorDB
+    server's data and the retrieval log."""
+    return Path(data_dir) if data_dir else settings.workspace / "graph"
 
 
 #: Embedded stores being opened ahead and not yet taken, by data folder and graph.
