@@ -16,6 +16,7 @@ from pathlib import Path
 from ementas import read_ementas
 from evalset import EvalSet, assemble, write_beir
 from pira import read_pira
+from pubmedqa import read_pubmedqa
 from squad_style import read_restructured, read_squad
 from statutes import read_statutes
 
@@ -70,6 +71,18 @@ def build_pira_pt(source: Path) -> Built:
     return assemble("pira-pt", passages, questions), files
 
 
+def build_pira_en(source: Path) -> Built:
+    """Pirá 2.0 in English: question -> its (original) supporting text; the source's split."""
+    passages, questions, files = read_pira(source, "en")
+    return assemble("pira-en", passages, questions), files
+
+
+def build_pubmedqa(source: Path) -> Built:
+    """PubMedQA's labelled articles: question -> its abstract; the source's split."""
+    passages, questions, files = read_pubmedqa(source)
+    return assemble("pubmedqa", passages, questions), files
+
+
 BUILDERS: dict[str, Callable[[Path], Built]] = {
     "squad-pt": build_squad_pt,
     "cmrc2018": build_cmrc2018,
@@ -77,6 +90,8 @@ BUILDERS: dict[str, Callable[[Path], Built]] = {
     "statutes-adm": build_statutes_adm,
     "tjal-ementas": build_tjal_ementas,
     "pira-pt": build_pira_pt,
+    "pira-en": build_pira_en,
+    "pubmedqa": build_pubmedqa,
 }
 
 
