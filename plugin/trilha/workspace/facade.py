@@ -42,7 +42,6 @@ from trilha.settings import TrilhaSettings
 from trilha.types import SearchResult
 from trilha.workspace import repair as maintenance
 from trilha.workspace import writes
-from trilha.workspace.compose import load_lexical
 from trilha.workspace.consistency import Consistency
 from trilha.workspace.lock import WorkspaceLock
 from trilha.workspace.opening import acquire, encoder_settings, open_parts
@@ -162,13 +161,7 @@ class Workspace(UnitReads):
         """Swap in the lexical snapshot of the store's new generation, made from the current
         one and what changed since (one assignment: a search keeps the snapshot it started
         with)."""
-        self.searcher.lexical = load_lexical(
-            self.store,
-            self.path / "lexical",
-            self.settings,
-            self.dense,
-            current=self.searcher.lexical,
-        )
+        self.searcher.lexical = self._parts.load_lexical(current=self.searcher.lexical)
 
     # -- writing --------------------------------------------------------------------------------
     def ingest(

@@ -7,17 +7,25 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Protocol
 
 from trilha.encode.base import Embedder
 from trilha.errors import ConfigurationError
 from trilha.graph.service import GraphService
 from trilha.index.dense import DenseIndex
 from trilha.index.docstore import DocStore
+from trilha.index.lexical import LexicalIndex
 from trilha.rerank.base import Reranker
 from trilha.retrieve.pipeline import HybridSearcher, KgBooster
 from trilha.workspace.shared import Follower, read_only_error
 
 log = logging.getLogger(__name__)
+
+
+class LexicalLoader(Protocol):
+    """The lexical snapshot of a workspace's store now: ``current`` caught up with it."""
+
+    def __call__(self, *, current: LexicalIndex | None = None) -> LexicalIndex: ...
 
 
 class RerankerSlot:
@@ -66,6 +74,10 @@ class Parts:
     """The KG booster (a stand-in that only warns when the graph is unavailable)."""
     reranker: RerankerSlot
     """The reranker, loaded on first use."""
+    load_lexical: LexicalLoader
+    """:func:`~trilha.workspace.compose.load_lexical` bound to this workspace's store, lexical
+    folder, settings and dense index: ``load_lexical(current=snapshot)`` is ``snapshot`` caught
+    up with the store."""
     follower: Follower | None = None
     """What keeps a read-only workspace current with its writer (None when it writes)."""
 
