@@ -42,6 +42,7 @@ def test_unknown_user_and_missing_file_say_what_to_do(tmp_path: Path) -> None:
     _write(tmp_path / "principals.yaml", "principals:\n  ana: {}\n")
     with pytest.raises(BadRequestError, match=r"user 'zed' is not in .*known users: ana"):
         find_principal(tmp_path, "zed")
+    assert find_principal(str(tmp_path), "ana").user_id == "ana"  # a folder named as text too
     as_file = _write(tmp_path / "me.json", json.dumps({"user_id": "me", "roles": ["it"]}))
     assert load_principal_file(as_file).roles == ["it"]
 

@@ -73,13 +73,14 @@ def load_principal_file(path: Path) -> Principal:
     return principal_of(_read_yaml(path), str(path))
 
 
-def find_principal(workspace: Path, user_id: str) -> Principal:
-    """The principal ``user_id`` of a workspace's ``principals.yaml``."""
-    path = workspace / PRINCIPALS_FILE
+def find_principal(workspace: Path | str, user_id: str) -> Principal:
+    """The principal ``user_id`` of the ``principals.yaml`` in the workspace folder
+    ``workspace`` (``ws.path``)."""
+    path = Path(workspace) / PRINCIPALS_FILE
     if not path.exists():
         raise BadRequestError(
-            f"workspace {workspace} has no {PRINCIPALS_FILE}; define users there or pass "
-            "--as-principal FILE"
+            f"workspace {workspace} has no {PRINCIPALS_FILE}; define users there, or give the "
+            "principal's fields (Principal(...), or --as-principal FILE on the command line)"
         )
     known = load_principals(path)
     if user_id not in known:
