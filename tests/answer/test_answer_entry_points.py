@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
 from trilha.access import Principal
+from trilha.access.directory import load_principals
+from trilha.answer import ask
 from trilha.cli.main import main
 from trilha.llamaindex import TrilhaQueryEngine
 from trilha.workspace import Workspace
 
+SAMPLE_PRINCIPALS = Path(str(files("trilha.samples") / "principals.yaml"))
 DOCS = {
     "runbook.md": "---\nlang: en\n---\n# Incidents\n\nEvery suspected security incident must be "
     "reported to the SOC within one hour. Contact soc@example.com or (11) 98765-4321.\n",
@@ -107,6 +111,18 @@ def test_eval_answers_on_a_beir_folder(tmp_path: Path) -> None:
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["answered"] == 1.0 and report["answers_citing_relevant"] == 1.0
     assert [q["cited"][0] for q in report["questions"]] == ["d1", "d3"]
+
+
+def test_a_section_headed_by_the_question_answers_with_its_first_sentence(
+    sample_ws: Workspace,
+) -> None:
+    # the README's quickstart: the deadline opens the section "4.2 Prazo para pedir reembolso"
+    # and repeats none of the question's words
+    maria = load_principals(SAMPLE_PRINCIPALS)["maria.cfo"]
+    answer = ask(sample_ws, "Qual o prazo para pedir reembolso?", principal=maria)
+    lines = answer.answer.splitlines()
+    assert lines[0].startswith("O relatório de despesas deve ser enviado no sistema em até 30 dias")
+    assert answer.citations[0].heading == "4.2 Prazo para pedir reembolso"
 
 
 def test_query_engine_returns_the_cited_answer(sample_ws: Workspace) -> None:

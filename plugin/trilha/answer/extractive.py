@@ -1,8 +1,10 @@
 """The offline answer: the context's best supporting sentences, each citing its unit.
 
-Every sentence of the selected context that shares a term with the question is scored by how
-much of the question it holds together with its unit's title and heading (what the sentence is
-about): the idf-weighted share of the question's analysed terms
+Every sentence of the selected context that shares a term with the question, and the first
+sentence of a unit whose title and heading hold the question (``TITLED``, 0.9 of its term
+weight: "4.2 Prazo para pedir reembolso" opens with the deadline in words of its own), is
+scored by how much of the question it holds together with its unit's title and heading (what
+the sentence is about): the idf-weighted share of the question's analysed terms
 (:class:`~trilha.answer.context.Terms`), plus a small prior for the unit's rank
 (``RANK_PRIOR / number``). The best are taken while they add something: a sentence is taken only
 when it holds at least ``MIN_COVERAGE`` (0.2) of the question's term weight and half of the best
@@ -33,6 +35,9 @@ RELATIVE_COVERAGE = 0.5
 #: The weight of the unit's rank in a sentence's score (``RANK_PRIOR / rank``).
 RANK_PRIOR = 0.1
 _DUPLICATE = 0.6
+#: A unit whose title and heading hold this share of the question's term weight is about the
+#: question: its first sentence is a candidate even when it repeats none of its terms.
+TITLED = 0.9
 
 
 @dataclass
@@ -81,9 +86,11 @@ def compose_extractive(
 def _candidates(piece: Piece, terms: Terms) -> list[_Candidate]:
     unit = piece.hit.unit
     about = " ".join(t for t in (unit.title, unit.heading) if t)
+    titled = terms.coverage(about) >= TITLED
     out = []
     for position, sentence in enumerate(piece.sentences):
-        if len(sentence.split()) < _MIN_WORDS or terms.coverage(sentence) <= 0:
+        lead = titled and position == 0
+        if len(sentence.split()) < _MIN_WORDS or (not lead and terms.coverage(sentence) <= 0):
             continue
         coverage = terms.coverage(f"{sentence} {about}")
         out.append(
