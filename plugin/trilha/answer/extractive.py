@@ -1,7 +1,7 @@
 """The offline answer: the context's best supporting sentences, each citing its unit.
 
 Every sentence of the selected context that shares a term with the question, and the first
-sentence of a unit whose title and heading hold the question (``TITLED``, 0.9 of its term
+sentence of a whole unit whose heading alone holds the question (``HEADED``, 0.9 of its term
 weight: "4.2 Prazo para pedir reembolso" opens with the deadline in words of its own), is
 scored by how much of the question it holds together with its unit's title and heading (what
 the sentence is about): the idf-weighted share of the question's analysed terms
@@ -35,9 +35,10 @@ RELATIVE_COVERAGE = 0.5
 #: The weight of the unit's rank in a sentence's score (``RANK_PRIOR / rank``).
 RANK_PRIOR = 0.1
 _DUPLICATE = 0.6
-#: A unit whose title and heading hold this share of the question's term weight is about the
-#: question: its first sentence is a candidate even when it repeats none of its terms.
-TITLED = 0.9
+#: A unit whose heading holds this share of the question's term weight is about the question:
+#: its first sentence is a candidate even when it repeats none of its terms (the document's
+#: title does not count: every unit of a document shares it).
+HEADED = 0.9
 
 
 @dataclass
@@ -67,7 +68,7 @@ def compose_extractive(
     pieces: Sequence[Piece], terms: Terms, lang: str | None, max_sentences: int = 3
 ) -> Composed:
     """The extractive answer of ``pieces`` (see the module docstring); no sentence when none
-    shares a term with the question."""
+    qualifies."""
     terms.fit([s for p in pieces for s in p.sentences])
     candidates = [c for p in pieces for c in _candidates(p, terms)]
     native = [c for c in candidates if lang is None or primary_code(c.lang) == primary_code(lang)]
@@ -86,10 +87,10 @@ def compose_extractive(
 def _candidates(piece: Piece, terms: Terms) -> list[_Candidate]:
     unit = piece.hit.unit
     about = " ".join(t for t in (unit.title, unit.heading) if t)
-    titled = terms.coverage(about) >= TITLED
+    headed = not piece.window and terms.coverage(unit.heading or "") >= HEADED
     out = []
     for position, sentence in enumerate(piece.sentences):
-        lead = titled and position == 0
+        lead = headed and position == 0
         if len(sentence.split()) < _MIN_WORDS or (not lead and terms.coverage(sentence) <= 0):
             continue
         coverage = terms.coverage(f"{sentence} {about}")
