@@ -72,7 +72,9 @@ def test_tools_are_the_specs_and_bound_to_the_user(agent_orch: Orchestrator) -> 
 
 def test_an_unknown_user_gets_no_agent(agent_orch: Orchestrator) -> None:
     spec = agent_orch.config.agents["task_agent"]
-    with pytest.raises(BadRequestError, match="user 'mallory' is not a known principal"):
+    with pytest.raises(
+        BadRequestError, match=r"user 'mallory' is not in .*principals\.yaml; known users"
+    ):
         build_agent(agent_orch, spec, ScriptedLLM(), user_id="mallory", conversation_id="c")
 
 

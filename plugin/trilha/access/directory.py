@@ -15,6 +15,7 @@ type, is one :class:`~trilha.errors.BadRequestError` line naming the file and th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +83,15 @@ def find_principal(workspace: Path | str, user_id: str) -> Principal:
             f"workspace {workspace} has no {PRINCIPALS_FILE}; define users there, or give the "
             "principal's fields (Principal(...), or --as-principal FILE on the command line)"
         )
-    known = load_principals(path)
+    return principal_in(load_principals(path), user_id, str(path))
+
+
+def principal_in(known: Mapping[str, Principal], user_id: str, where: str) -> Principal:
+    """``known[user_id]``; a :class:`BadRequestError` naming ``where`` the users come from and
+    who they are when ``user_id`` is not one of them."""
     if user_id not in known:
         listed = ", ".join(sorted(known)) or "none"
-        raise BadRequestError(f"user {user_id!r} is not in {path}; known users: {listed}")
+        raise BadRequestError(
+            f"user {user_id!r} is not in {where}; known users: {listed} (add them there)"
+        )
     return known[user_id]

@@ -20,7 +20,7 @@ from functools import partial
 from typing import Any
 
 from trilha.access import Principal
-from trilha.access.directory import PRINCIPALS_FILE, load_principals
+from trilha.access.directory import PRINCIPALS_FILE, load_principals, principal_in
 from trilha.config import OrchestratorConfig
 from trilha.errors import BadRequestError, WorkspaceError
 from trilha.memory import GraphMemoryMirror, JobLog, MemoryStore, memory_at
@@ -81,13 +81,9 @@ class Orchestrator:
                 f"this workspace has no users: write {self.workspace.path / PRINCIPALS_FILE} "
                 "(see trilha.access.directory) before asking as a user"
             )
-        if user_id not in known:
-            listed = ", ".join(sorted(known))
-            raise BadRequestError(
-                f"user {user_id!r} is not a known principal of this workspace ({PRINCIPALS_FILE}:"
-                f" {listed}); add them there"
-            )
-        return known[user_id]
+        if self._principals is not None:
+            return principal_in(known, user_id, "the principals given to this Orchestrator")
+        return principal_in(known, user_id, str(self.workspace.path / PRINCIPALS_FILE))
 
     def _directory(self) -> Mapping[str, Principal]:
         """The workspace's principals.yaml, read again only when the file changes."""
