@@ -28,6 +28,7 @@ import numpy as np
 
 from trilha.eval.beir import load_beir
 from trilha.eval.metrics import ndcg_per_query
+from trilha.retrieve.fusion import peakedness
 from trilha.workspace import Workspace
 
 SHARES = (0.2, 0.3, 0.4, 0.5, 0.5 / 0.9, 0.6, 0.7, 0.8, 0.9)
@@ -66,15 +67,47 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     return np.ones_like(x) if hi == lo else (x - lo) / (hi - lo)
 
 
-def ranked(b: np.ndarray, c: np.ndarray, share: float) -> list[int]:
-    """Rows as the weighted hybrid orders them (BM25 share ``share``; ties to the better rank)."""
+def _z(x: np.ndarray) -> np.ndarray:
+    sd = x.std()
+    return np.zeros_like(x) if sd == 0 else (x - x.mean()) / sd
+
+
+def _scaled(kind: str, x: np.ndarray, own: np.ndarray, union: np.ndarray) -> np.ndarray:
+    """One side's scores over ``union``, scaled as ``kind`` says (``own``: its own list):
+    min-max or z-scores over the union, mean ± 3 standard deviations of its own list, or
+    LlamaIndex's min-max over its own list with 0 for a unit it did not return."""
+    if kind == "minmax":
+        return _minmax(x[union])
+    if kind == "z":
+        return _z(x[union])
+    if kind == "dbsf":
+        mean, sd = x[own].mean(), x[own].std()
+        return np.ones(len(union)) if sd == 0 else (x[union] - mean + 3 * sd) / (6 * sd)
+    if kind == "llamaindex":
+        out = np.zeros(len(union))
+        where = {row: i for i, row in enumerate(union.tolist())}
+        out[[where[r] for r in own.tolist()]] = _minmax(x[own])
+        return out
+    raise ValueError(kind)
+
+
+def ranked(
+    b: np.ndarray, c: np.ndarray, share: float, kind: str = "minmax", peak: bool = False
+) -> list[int]:
+    """Rows as the weighted hybrid orders them (BM25 share ``share``, each side scaled as
+    ``kind`` says, the shares shaped by :func:`~trilha.retrieve.fusion.peakedness` with
+    ``peak``; ties to the better rank)."""
     positive = np.flatnonzero(b > 0)
     b_rows = positive[np.argsort(-b[positive], kind="stable")][:DEPTH]
     c_rows = np.argsort(-c, kind="stable")[:DEPTH]
     if len(b_rows) == 0:
         return c_rows.tolist()
+    if peak:
+        pb = share * peakedness(b[b_rows].tolist())
+        pc = (1 - share) * peakedness(c[c_rows].tolist())
+        share = pb / (pb + pc) if pb + pc > 0 else share
     union = np.array(list(dict.fromkeys([*b_rows.tolist(), *c_rows.tolist()])))
-    fused = share * _minmax(b[union]) + (1 - share) * _minmax(c[union])
+    fused = share * _scaled(kind, b, b_rows, union) + (1 - share) * _scaled(kind, c, c_rows, union)
     rank = np.full(len(b), 1 << 30)
     rank[c_rows] = np.arange(len(c_rows))
     rank[b_rows] = np.minimum(rank[b_rows], np.arange(len(b_rows)))

@@ -28,61 +28,19 @@ from itertools import product
 from pathlib import Path
 
 import numpy as np
-from confidence_study import scored
+from confidence_study import DEPTH, ranked, scored
 
 from trilha.eval.metrics import ndcg_per_query
-from trilha.retrieve.fusion import peakedness
 
-DEPTH = 100
 TODAY = ("minmax", 0.5 / 0.9, False)
 SHARES = (0.4, 0.45, 0.5, 0.5 / 0.9, 0.6, 0.65, 0.7)
 Array = np.ndarray
 
 
-def _minmax(x: Array) -> Array:
-    lo, hi = x.min(), x.max()
-    return np.ones_like(x) if hi == lo else (x - lo) / (hi - lo)
-
-
-def _z(x: Array) -> Array:
-    sd = x.std()
-    return np.zeros_like(x) if sd == 0 else (x - x.mean()) / sd
-
-
-def _scaled(kind: str, x: Array, own: Array, union: Array) -> Array:
-    """One side's scores over ``union``, scaled as ``kind`` says (``own``: its own list)."""
-    if kind == "minmax":
-        return _minmax(x[union])
-    if kind == "z":
-        return _z(x[union])
-    if kind == "dbsf":
-        mean, sd = x[own].mean(), x[own].std()
-        return np.ones(len(union)) if sd == 0 else (x[union] - mean + 3 * sd) / (6 * sd)
-    if kind == "llamaindex":
-        out = np.zeros(len(union))
-        where = {row: i for i, row in enumerate(union.tolist())}
-        out[[where[r] for r in own.tolist()]] = _minmax(x[own])
-        return out
-    raise ValueError(kind)
-
-
 def ranking(b: Array, c: Array, kind: str, share: float, peak: bool) -> Array:
-    """Rows in the order the merge ``kind`` at BM25 share ``share`` gives them."""
-    positive = np.flatnonzero(b > 0)
-    b_rows = positive[np.argsort(-b[positive], kind="stable")][:DEPTH]
-    c_rows = np.argsort(-c, kind="stable")[:DEPTH]
-    if len(b_rows) == 0:
-        return c_rows
-    if peak:
-        pb = share * peakedness(b[b_rows].tolist())
-        pc = (1 - share) * peakedness(c[c_rows].tolist())
-        share = pb / (pb + pc) if pb + pc > 0 else share
-    union = np.array(list(dict.fromkeys([*b_rows.tolist(), *c_rows.tolist()])))
-    fused = share * _scaled(kind, b, b_rows, union) + (1 - share) * _scaled(kind, c, c_rows, union)
-    rank = np.full(len(b), 1 << 30)
-    rank[c_rows] = np.arange(len(c_rows))
-    rank[b_rows] = np.minimum(rank[b_rows], np.arange(len(b_rows)))
-    return union[np.lexsort((rank[union], -fused))]
+    """Rows in the order the merge ``kind`` at BM25 share ``share`` gives them
+    (:func:`confidence_study.ranked`)."""
+    return np.asarray(ranked(b, c, share, kind, peak), dtype=np.int64)
 
 
 def per_query(set_: dict, split: str, order: Callable[[Array, Array], Array]) -> Array:

